@@ -1,0 +1,9 @@
+"""The environments that ship with the package. Each entry point's module docstring is its doc page."""
+
+from llm_coop_envs.registration import register
+
+register("coop_humaneval-v0", "llm_coop_envs.coding.coop_humaneval:env")
+register("humaneval-v0", "llm_coop_envs.coding.humaneval:env")
+register("mbpp-v0", "llm_coop_envs.coding.mbpp:env")
+register("tldr-v0", "llm_coop_envs.writing.tldr:env")
+register("arxiv_intro-v0", "llm_coop_envs.writing.arxiv_intro:env")

@@ -1,0 +1,8 @@
+"""The environment core shared by every task: the PettingZoo env, text spaces, rewards, tasks."""
+
+from llm_coop_envs.core.env import CoopEnv
+from llm_coop_envs.core.reward import RewardResult
+from llm_coop_envs.core.spaces import UnicodeText
+from llm_coop_envs.core.task import Evaluation, Task
+
+__all__ = ["CoopEnv", "Evaluation", "RewardResult", "Task", "UnicodeText"]

@@ -1,0 +1,295 @@
+"""CoopEnv: any :class:`~llm_coop_envs.core.task.Task` as a PettingZoo ``ParallelEnv``.
+
+Each agent observes text and replies with text; all agents receive the same joint reward.
+An episode has ``num_turns`` turns. In the ``"parallel"`` protocol every agent replies in each
+env step (one step per turn). In the ``"sequential"`` protocol a turn takes one step per agent,
+in the task's role order: only the agent whose ``infos[agent]["active"]`` is true acts (the others'
+actions may be omitted and are ignored), later agents see what earlier agents wrote this turn, and
+the joint reward arrives at the turn's last step (earlier steps pay 0).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium.utils import seeding
+from pettingzoo import ParallelEnv
+
+from llm_coop_envs.core.episode import Episode
+from llm_coop_envs.core.spaces import UnicodeText
+from llm_coop_envs.core.task import Evaluation, Task
+from llm_coop_envs.core.transcript import partner_context, render_transcript, revision_prompt
+from llm_coop_envs.feedback import FeedbackContext, TestsFeedback, feedback_provider
+
+PROTOCOLS = ("parallel", "sequential")
+DEFAULT_MAX_REPLY_CHARS = 100_000
+
+
+class CoopEnv(ParallelEnv):
+    """A cooperative text environment over a task; see the module docstring for the protocol."""
+
+    metadata = {"name": "coop_env", "render_modes": ["human", "ansi"], "is_parallelizable": True}
+
+    def __init__(
+        self,
+        task: Task,
+        *,
+        num_turns: int = 1,
+        feedback: Any = "tests",
+        feedback_options: Mapping[str, Any] | None = None,
+        protocol: str = "parallel",
+        share_replies: bool = False,
+        stop_when_solved: bool = True,
+        max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
+        render_mode: str | None = None,
+    ) -> None:
+        _validate_options(num_turns, protocol, max_reply_chars, render_mode)
+        self.task = task
+        self.num_turns = num_turns
+        self.feedback = feedback_provider(feedback, **dict(feedback_options or {}))
+        self.protocol = protocol
+        self.share_replies = share_replies
+        self.stop_when_solved = stop_when_solved
+        self.max_reply_chars = max_reply_chars
+        self.render_mode = render_mode
+        self.possible_agents = list(task.agents)
+        self.agents: list[str] = []
+        self._spaces = {agent: UnicodeText() for agent in self.possible_agents}
+        self.state_space = UnicodeText()
+        self._np_random: np.random.Generator | None = None
+        self._ids: dict[str, int] | None = None
+        self._episode: Episode | None = None
+
+    # ----------------------------------------------------------------- spaces
+    def observation_space(self, agent: str) -> UnicodeText:
+        return self._space(agent)
+
+    def action_space(self, agent: str) -> UnicodeText:
+        return self._space(agent)
+
+    def _space(self, agent: str) -> UnicodeText:
+        try:
+            return self._spaces[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"Unknown agent {agent!r}; this env's agents are {self.possible_agents}.") from None
+
+    # ----------------------------------------------------------------- reset
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
+        """Start an episode. ``options={"task_id": id_or_index}`` (or ``{"index": i}``) picks the problem;
+        otherwise it is drawn from the seeded generator. Other options are ignored."""
+        if seed is not None or self._np_random is None:
+            self._np_random, _ = seeding.np_random(seed)
+        index = self._pick_index(options or {})
+        prompts = {agent: self.task.prompt(index, agent) for agent in self.possible_agents}
+        self._episode = Episode(
+            index=index, task_id=self.task.task_id(index), prompts=prompts, turn_prompts=dict(prompts), observations={}
+        )
+        self._episode.observations = self._turn_observations()
+        self.agents = list(self.possible_agents)
+        infos = {agent: self._info(agent) for agent in self.agents}
+        return dict(self._episode.observations), infos
+
+    def _pick_index(self, options: Mapping[str, Any]) -> int:
+        choice = options.get("task_id", options.get("index"))
+        if choice is None:
+            return int(self._np_random.integers(len(self.task)))
+        if isinstance(choice, (int, np.integer)) and not isinstance(choice, bool):
+            if not -len(self.task) <= choice < len(self.task):
+                raise IndexError(f"Problem index {choice} is out of range: this split has {len(self.task)} problems.")
+            return int(choice) % len(self.task)
+        if isinstance(choice, str):
+            return self._index_of(choice)
+        raise TypeError(f"options['task_id'] must be a task id string or an index, got {type(choice).__name__}.")
+
+    def _index_of(self, task_id: str) -> int:
+        if self._ids is None:
+            self._ids = {self.task.task_id(i): i for i in range(len(self.task))}
+        try:
+            return self._ids[task_id]
+        except KeyError:
+            examples = ", ".join(list(self._ids)[:3])
+            raise ValueError(
+                f"No problem with task_id {task_id!r} in this split ({len(self._ids)} problems, e.g. {examples})."
+            ) from None
+
+    # ----------------------------------------------------------------- step
+    def step(self, actions: Mapping[str, str]):
+        """Take one reply per active agent; returns observations, rewards, terminations, truncations, infos."""
+        episode = self._require_running()
+        active = self._active_agents()
+        self._check_actions(actions, active)
+        for agent in active:
+            episode.pending[agent] = actions[agent]
+        if self.protocol == "sequential" and episode.phase < len(self.possible_agents) - 1:
+            return self._advance_phase(episode)
+        return self._finish_turn(episode)
+
+    def _advance_phase(self, episode: Episode):
+        episode.phase += 1
+        episode.observations = self._turn_observations()
+        zeros = dict.fromkeys(self.agents, 0.0)
+        falses = dict.fromkeys(self.agents, False)
+        infos = {agent: self._info(agent) for agent in self.agents}
+        return dict(episode.observations), zeros, falses, dict(falses), infos
+
+    def _finish_turn(self, episode: Episode):
+        replies = {agent: episode.pending[agent] for agent in self.possible_agents}
+        evaluation = self.task.evaluate(episode.index, {a: self._clean(r) for a, r in replies.items()})
+        feedback = self._feedback(episode, replies, evaluation)
+        episode.history.append(self._turn_record(episode, replies, evaluation, feedback))
+        done = episode.turn >= self.num_turns or (self.stop_when_solved and evaluation.solved)
+        episode.last_replies, episode.pending = replies, {}
+        reward = evaluation.reward.total
+        infos = {agent: self._info(agent, evaluation, feedback.get(agent, "")) for agent in self.agents}
+        if not done:
+            episode.turn, episode.phase = episode.turn + 1, 0
+            episode.turn_prompts = {a: self._revision(a, feedback.get(a, "")) for a in self.possible_agents}
+            episode.observations = self._turn_observations()
+        rewards = dict.fromkeys(self.agents, reward)
+        terminations = dict.fromkeys(self.agents, done)
+        truncations = dict.fromkeys(self.agents, False)
+        observations = dict(episode.observations)
+        if done:
+            self.agents = []
+        if self.render_mode == "human":
+            print(self.render())
+        return observations, rewards, terminations, truncations, infos
+
+    def _feedback(self, episode: Episode, replies: Mapping[str, str], evaluation: Evaluation) -> dict[str, str]:
+        context = FeedbackContext(
+            task_id=episode.task_id,
+            turn=episode.turn,
+            num_turns=self.num_turns,
+            prompts=episode.prompts,
+            replies=replies,
+            evaluation=evaluation,
+        )
+        try:
+            return dict(self.feedback(context))
+        except Exception as error:  # a broken provider must not end the episode: fall back, say why
+            fallback = TestsFeedback()(context)
+            return {a: f"{text}\n(feedback provider failed: {type(error).__name__})" for a, text in fallback.items()}
+
+    def _turn_record(self, episode: Episode, replies, evaluation: Evaluation, feedback) -> dict[str, Any]:
+        return {
+            "turn": episode.turn,
+            "observations": dict(episode.observations),
+            "replies": dict(replies),
+            "reward": evaluation.reward.total,
+            "components": dict(evaluation.reward.components),
+            "solved": evaluation.solved,
+            "feedback": dict(feedback),
+        }
+
+    # ----------------------------------------------------------------- observations
+    def _active_agents(self) -> list[str]:
+        if self.protocol == "parallel":
+            return list(self.agents)
+        return [self.possible_agents[self._episode.phase]]
+
+    def _turn_observations(self) -> dict[str, str]:
+        """Observations for the current phase: the turn's prompts, adjusted for the sequential protocol."""
+        episode = self._episode
+        if self.protocol == "parallel":
+            return dict(episode.turn_prompts)
+        acting = self.possible_agents[episode.phase]
+        earlier = {a: episode.pending[a] for a in self.possible_agents[: episode.phase]}
+        observations = {a: f"Waiting for the {acting} agent to reply." for a in self.possible_agents}
+        observations[acting] = partner_context(episode.turn_prompts[acting], earlier)
+        return observations
+
+    def _revision(self, agent: str, feedback: str) -> str:
+        episode = self._episode
+        partners = None  # decentralised by default: an agent sees only its own history
+        if self.share_replies:
+            partners = {a: r for a, r in episode.last_replies.items() if a != agent}
+        return revision_prompt(
+            episode.prompts[agent], episode.last_replies[agent], feedback, episode.turn, self.num_turns, partners
+        )
+
+    def _info(self, agent: str, evaluation: Evaluation | None = None, feedback: str = "") -> dict[str, Any]:
+        episode = self._episode
+        info: dict[str, Any] = {
+            "task_id": episode.task_id,
+            "turn": episode.turn,
+            "active": agent in self._active_agents() if self.agents else False,
+        }
+        if evaluation is not None:
+            info.update(
+                reward_components=dict(evaluation.reward.components),
+                solved=evaluation.solved,
+                feedback=feedback,
+                details=dict(evaluation.details),
+            )
+        return info
+
+    # ----------------------------------------------------------------- input checks
+    def _require_running(self) -> Episode:
+        if self._episode is None:
+            raise RuntimeError("step() called before reset(): call env.reset() to start an episode.")
+        if not self.agents:
+            raise RuntimeError("The episode has ended: call env.reset() to start a new one.")
+        return self._episode
+
+    def _check_actions(self, actions: Mapping[str, str], active: list[str]) -> None:
+        if not isinstance(actions, Mapping):
+            raise TypeError(f"step() takes a dict {{agent: reply}}, got {type(actions).__name__}.")
+        unknown = [a for a in actions if a not in self.possible_agents]
+        if unknown:
+            raise ValueError(f"Unknown agent(s) {unknown}; this env's agents are {self.possible_agents}.")
+        missing = [a for a in active if a not in actions]
+        if missing:
+            raise ValueError(f"No reply for active agent(s) {missing}; every active agent must reply each step.")
+        for agent in active:
+            if not isinstance(actions[agent], str):
+                raise TypeError(f"The reply of {agent!r} must be a str, got {type(actions[agent]).__name__}.")
+
+    def _clean(self, reply: str) -> str:
+        """Cap the length and replace lone surrogates, so a task never sees text it cannot encode."""
+        reply = reply[: self.max_reply_chars]
+        return reply.encode("utf-8", "replace").decode("utf-8")
+
+    # ----------------------------------------------------------------- extras
+    def render(self) -> str | None:
+        """The episode so far as a readable transcript (also printed when ``render_mode="human"``)."""
+        if self._episode is None:
+            return "(no episode: call reset() first)"
+        return render_transcript(self._episode.task_id, self._episode.history)
+
+    def state(self) -> str:
+        """The joint state for a centralised critic: every agent's current observation, in role order."""
+        if self._episode is None:
+            raise RuntimeError("state() called before reset().")
+        return "\n\n".join(f"[{a}]\n{self._episode.observations[a]}" for a in self.possible_agents)
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        if self._np_random is None:
+            self._np_random, _ = seeding.np_random()
+        return self._np_random
+
+    def close(self) -> None:
+        """Nothing to release: sandbox workers are shared by all envs and stop at interpreter exit."""
+
+    def __deepcopy__(self, memo: dict) -> CoopEnv:
+        # The task (dataset, reward config) and the feedback provider are shared read-only: a branch
+        # copies only the episode and the random generator.
+        clone = copy.copy(self)
+        clone.agents = list(self.agents)
+        clone._np_random = copy.deepcopy(self._np_random, memo)
+        clone._episode = self._episode.copy() if self._episode is not None else None
+        return clone
+
+
+def _validate_options(num_turns: int, protocol: str, max_reply_chars: int, render_mode: str | None) -> None:
+    if not isinstance(num_turns, int) or isinstance(num_turns, bool) or num_turns < 1:
+        raise ValueError(f"num_turns must be a positive integer, got {num_turns!r}.")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}.")
+    if not isinstance(max_reply_chars, int) or max_reply_chars < 1:
+        raise ValueError(f"max_reply_chars must be a positive integer, got {max_reply_chars!r}.")
+    if render_mode not in (None, "human", "ansi"):
+        raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}.")

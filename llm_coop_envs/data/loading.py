@@ -1,0 +1,119 @@
+"""Find and read a dataset's rows.
+
+Resolution order (the first that applies wins):
+
+1. ``data_path=``: a JSON list or JSON Lines file given by the user;
+2. the directory named by the ``LLM_COOP_DATA_DIR`` environment variable, holding the dataset's
+   file name (``coop_humaneval.json``, ``mbpp.json``, ``tldr.jsonl``, ``arxiv_abstracts.jsonl``);
+3. the Hugging Face Hub through the ``datasets`` package (``pip install llm-coop-envs[hub]``);
+4. otherwise a :class:`DataNotFoundError` that says how to provide the data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+DATA_DIR_VARIABLE = "LLM_COOP_DATA_DIR"
+
+Row = dict[str, Any]
+
+
+class DataNotFoundError(FileNotFoundError):
+    """No source could provide the dataset; the message lists the ways to provide it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetSource:
+    """Where one dataset lives: its local file name and its Hub id, split and field mapping."""
+
+    file_name: str
+    hub_id: str
+    hub_split: str
+    rename: tuple[tuple[str, str], ...] = ()
+    """(source field, project field) pairs applied to rows from any source when the field is missing."""
+
+
+DATASETS: dict[str, DatasetSource] = {
+    "coop_humaneval": DatasetSource("coop_humaneval.json", "OpenMLRL/CoopHumanEval", "test"),
+    "mbpp": DatasetSource("mbpp.json", "OpenMLRL/MBPP", "test"),
+    "tldr": DatasetSource("tldr.jsonl", "trl-lib/tldr", "test"),
+    "arxiv_abstracts": DatasetSource(
+        "arxiv_abstracts.jsonl",
+        "OpenMLRL/arXiv_abstract",
+        "test",
+        rename=(("abstract", "abstract_text"), ("id", "article_id")),
+    ),
+}
+
+
+def load_rows(dataset: str, data_path: str | os.PathLike | None = None) -> list[Row]:
+    """The rows of ``dataset`` (a key of :data:`DATASETS`) from the first source that has them."""
+    if dataset not in DATASETS:
+        raise ValueError(f"Unknown dataset {dataset!r}; known: {sorted(DATASETS)}.")
+    source = DATASETS[dataset]
+    if data_path is not None:
+        return _normalise(_read_file(Path(data_path)), source)
+    data_dir = os.environ.get(DATA_DIR_VARIABLE)
+    if data_dir and (Path(data_dir) / source.file_name).is_file():
+        return _normalise(_read_cached(str(Path(data_dir) / source.file_name)), source)
+    return _normalise(_from_hub(dataset, source), source)
+
+
+def _normalise(rows: list[Row], source: DatasetSource) -> list[Row]:
+    renamed = []
+    for row in rows:
+        row = dict(row)
+        for old, new in source.rename:
+            if new not in row and old in row:
+                row[new] = row[old]
+        renamed.append(row)
+    return renamed
+
+
+@functools.lru_cache(maxsize=16)
+def _read_cached(path: str) -> tuple[Row, ...]:
+    # Envs are made many times (trainers, tests); read each file once per process.
+    return tuple(_read_file(Path(path)))
+
+
+def _read_file(path: Path) -> list[Row]:
+    if not path.is_file():
+        raise DataNotFoundError(f"Data file {str(path)!r} does not exist.")
+    text = path.read_text(encoding="utf-8")
+    try:
+        rows = json.loads(text) if path.suffix == ".json" else _json_lines(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not valid JSON{' Lines' if path.suffix != '.json' else ''}: {error}") from None
+    if isinstance(rows, dict):  # {"train": [...]} or {"data": [...]}: accept a single list value
+        lists = [v for v in rows.values() if isinstance(v, list)]
+        rows = lists[0] if len(lists) == 1 else rows
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ValueError(f"{path} must hold a list of JSON objects (one per problem).")
+    return rows
+
+
+def _json_lines(text: str) -> list[Row]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _from_hub(dataset: str, source: DatasetSource, loader: Callable[..., Any] | None = None) -> list[Row]:
+    how = (
+        f"Provide the {dataset!r} data with data_path='file.json(l)', or set {DATA_DIR_VARIABLE} to a folder "
+        f"holding {source.file_name!r}, or install 'llm-coop-envs[hub]' and allow access to the Hugging Face "
+        f"Hub ({source.hub_id})."
+    )
+    try:
+        if loader is None:
+            from datasets import load_dataset as loader
+    except ImportError:
+        raise DataNotFoundError(f"No local copy of {dataset!r} and the 'datasets' package is missing. {how}") from None
+    try:
+        return [dict(row) for row in loader(source.hub_id, split=source.hub_split)]
+    except Exception as error:  # offline, missing repo, auth: all mean the same to the user
+        raise DataNotFoundError(f"Could not load {source.hub_id!r} from the Hub ({type(error).__name__}). {how}") from None

@@ -1,0 +1,142 @@
+"""The environment registry: ids of the form ``name-vN``, lazy entry points, helpful errors.
+
+Every environment is created through :func:`make`. A registered :class:`EnvSpec` is frozen; the
+keyword arguments an environment was finally built with are recorded on ``env.spec`` so that a run
+can be reproduced from its log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import importlib
+import re
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+ENV_ID_RE = re.compile(r"^(?P<name>[A-Za-z0-9][\w.]*)-v(?P<version>\d+)$")
+PETTINGZOO_NAMESPACE = "llm_coop"
+
+
+class RegistrationError(ValueError):
+    """A malformed id, a duplicate registration or an entry point that cannot be loaded."""
+
+
+class UnknownEnvError(KeyError):
+    """``make`` or ``spec`` was given an id that is not registered."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; show it as plain text
+        return str(self.args[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvSpec:
+    """Everything needed to build an environment again: id, entry point and keyword arguments."""
+
+    id: str
+    entry_point: str | Callable[..., Any]
+    kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        match = ENV_ID_RE.match(self.id) if isinstance(self.id, str) else None
+        if match is None:
+            raise RegistrationError(
+                f"Malformed environment id {self.id!r}: ids look like 'name-vN', e.g. 'coop_humaneval-v0'."
+            )
+        if isinstance(self.entry_point, str) and ":" not in self.entry_point:
+            raise RegistrationError(
+                f"Entry point {self.entry_point!r} for {self.id!r} must be 'package.module:attribute'."
+            )
+        object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
+
+    @property
+    def name(self) -> str:
+        return ENV_ID_RE.match(self.id)["name"]
+
+    @property
+    def version(self) -> int:
+        return int(ENV_ID_RE.match(self.id)["version"])
+
+    def with_kwargs(self, kwargs: Mapping[str, Any]) -> EnvSpec:
+        """The same spec with the keyword arguments an instance was actually built with."""
+        return dataclasses.replace(self, kwargs=kwargs)
+
+    def make(self, **kwargs: Any) -> Any:
+        return make(self.id, **kwargs)
+
+
+_REGISTRY: dict[str, EnvSpec] = {}
+
+
+def register(id: str, entry_point: str | Callable[..., Any], **default_kwargs: Any) -> EnvSpec:
+    """Register an environment under ``id`` (``name-vN``).
+
+    ``entry_point`` is a ``"module:attribute"`` string (imported only when the env is made) or a
+    callable; it is called with the merged keyword arguments and must return a PettingZoo
+    ``ParallelEnv``. The env is also registered in PettingZoo's registry as ``llm_coop/<id>``.
+    """
+    if id in _REGISTRY:
+        raise RegistrationError(f"{id!r} is already registered; bump the version (e.g. '-v1') instead.")
+    env_spec = EnvSpec(id=id, entry_point=entry_point, kwargs=default_kwargs)
+    _REGISTRY[id] = env_spec
+    _register_with_pettingzoo(id)
+    return env_spec
+
+
+def spec(id: str) -> EnvSpec:
+    """The registered :class:`EnvSpec` of ``id``; an unknown id raises an error naming close matches."""
+    if not isinstance(id, str):
+        raise TypeError(f"Environment ids are strings like 'coop_humaneval-v0', got {type(id).__name__}.")
+    try:
+        return _REGISTRY[id]
+    except KeyError:
+        raise UnknownEnvError(_unknown_id_message(id)) from None
+
+
+def make(id: str, **kwargs: Any) -> Any:
+    """Create the environment registered as ``id``; ``kwargs`` override the registered defaults."""
+    env_spec = spec(id)
+    final_kwargs = {**env_spec.kwargs, **kwargs}
+    env = _load(env_spec.entry_point)(**final_kwargs)
+    env.spec = env_spec.with_kwargs(final_kwargs)
+    return env
+
+
+def registered_ids() -> list[str]:
+    """All registered ids, sorted."""
+    return sorted(_REGISTRY)
+
+
+def _unknown_id_message(id: str) -> str:
+    known = registered_ids()
+    same_name = [k for k in known if k.rsplit("-v", 1)[0] == id.rsplit("-v", 1)[0]]
+    close = same_name or difflib.get_close_matches(id, known, n=3, cutoff=0.5)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return f"No environment registered as {id!r}.{hint} Registered: {', '.join(known) or 'none'}."
+
+
+@functools.lru_cache(maxsize=None)
+def _load_string_entry_point(entry_point: str) -> Callable[..., Any]:
+    module_name, _, attribute = entry_point.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attribute)
+    except (ImportError, AttributeError) as error:
+        raise RegistrationError(f"Cannot load entry point {entry_point!r}: {error}") from error
+
+
+def _load(entry_point: str | Callable[..., Any]) -> Callable[..., Any]:
+    return _load_string_entry_point(entry_point) if isinstance(entry_point, str) else entry_point
+
+
+def _register_with_pettingzoo(id: str) -> None:
+    """Mirror the id into PettingZoo's registry (present from pettingzoo 1.27) when it exists."""
+    try:
+        from pettingzoo.env_registry.registration import parallel_registry, register as pz_register
+    except ImportError:
+        return
+    pz_id = f"{PETTINGZOO_NAMESPACE}/{id}"
+    if pz_id not in parallel_registry:
+        pz_register("parallel", pz_id, entry_point=functools.partial(make, id))

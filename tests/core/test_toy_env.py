@@ -1,0 +1,67 @@
+import copy
+
+import pytest
+
+from llm_coop_envs.core import CoopEnv
+from llm_coop_envs.testing import check_env
+from tests.toy_task import SecretWordTask
+
+
+@pytest.mark.parametrize("num_turns", [1, 3])
+@pytest.mark.parametrize("protocol", ["parallel", "sequential"])
+def test_toy_env_passes_check_env(num_turns, protocol):
+    check_env(CoopEnv(SecretWordTask(), num_turns=num_turns, protocol=protocol))
+
+
+def test_joint_reward_and_feedback_across_turns():
+    env = CoopEnv(SecretWordTask(), num_turns=3)
+    obs, infos = env.reset(seed=0, options={"task_id": "toy/1"})
+    assert infos["first"]["task_id"] == "toy/1" and infos["first"]["turn"] == 1
+    obs, rewards, terms, truncs, infos = env.step({"first": "brick", "second": "nope"})
+    assert rewards == {"first": 1.0, "second": 1.0}
+    assert not any(terms.values()) and infos["second"]["feedback"] == "missing the word 'brick'"
+    assert "missing the word 'brick'" in obs["second"] and "Your previous reply:\nnope" in obs["second"]
+    obs, rewards, terms, truncs, infos = env.step({"first": "brick", "second": "brick"})
+    assert rewards["first"] == 2.0 and all(terms.values()) and env.agents == []
+    assert infos["first"]["turn"] == 2 and infos["first"]["solved"]
+
+
+def test_sequential_protocol_shows_earlier_reply_and_pays_at_turn_end():
+    env = CoopEnv(SecretWordTask(), protocol="sequential")
+    obs, infos = env.reset(seed=0, options={"index": 2})
+    assert infos["first"]["active"] and not infos["second"]["active"]
+    obs, rewards, terms, _, infos = env.step({"first": "my cloud"})
+    assert rewards == {"first": 0.0, "second": 0.0} and not any(terms.values())
+    assert "The first agent wrote:\nmy cloud" in obs["second"] and infos["second"]["active"]
+    obs, rewards, terms, _, _ = env.step({"second": "cloud"})
+    assert rewards["second"] == 2.0 and all(terms.values())
+
+
+def test_share_replies_shows_partner_reply():
+    env = CoopEnv(SecretWordTask(), num_turns=2, share_replies=True)
+    env.reset(seed=0, options={"index": 0})
+    obs, *_ = env.step({"first": "A-reply", "second": "B-reply"})
+    assert "The second agent's previous reply:\nB-reply" in obs["first"]
+
+
+def test_deepcopy_shares_task_but_not_episode():
+    env = CoopEnv(SecretWordTask(), num_turns=2)
+    env.reset(seed=0)
+    branch = copy.deepcopy(env)
+    assert branch.task is env.task
+    branch.step({"first": "x", "second": "y"})
+    assert env.render().count("Turn") == 0 and branch.render().count("Turn 1") == 1
+
+
+def test_unknown_task_id_names_examples():
+    env = CoopEnv(SecretWordTask())
+    with pytest.raises(ValueError, match="toy/0"):
+        env.reset(options={"task_id": "nope"})
+    with pytest.raises(IndexError):
+        env.reset(options={"task_id": 99})
+
+
+@pytest.mark.parametrize("kwargs", [{"num_turns": 0}, {"protocol": "round-robin"}, {"feedback": "oracle"}])
+def test_bad_options_are_rejected(kwargs):
+    with pytest.raises(ValueError):
+        CoopEnv(SecretWordTask(), **kwargs)
