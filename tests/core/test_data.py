@@ -1,0 +1,57 @@
+import json
+
+import pytest
+
+from llm_coop_envs.data import DataNotFoundError, load_rows, select_split
+from llm_coop_envs.data.loading import DATASETS, _from_hub
+
+
+def test_shared_data_dir_is_used(data_dir):
+    assert len(load_rows("coop_humaneval")) == 82
+    assert len(load_rows("tldr")) == 500
+
+
+def test_arxiv_fields_are_renamed(data_dir):
+    row = load_rows("arxiv_abstracts")[0]
+    assert row["abstract_text"] == row["abstract"] and row["article_id"] == "0704.0001"
+
+
+def test_data_path_wins(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps([{"task_id": "mine/0", "prompt": "def f():\n", "test": "", "entry_point": "f"}]))
+    assert load_rows("coop_humaneval", data_path=path)[0]["task_id"] == "mine/0"
+
+
+def test_jsonl_and_bad_files(tmp_path):
+    good = tmp_path / "rows.jsonl"
+    good.write_text('{"a": 1}\n\n{"a": 2}\n')
+    assert [r["a"] for r in load_rows("tldr", data_path=good)] == [1, 2]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_rows("tldr", data_path=bad)
+    with pytest.raises(DataNotFoundError):
+        load_rows("tldr", data_path=tmp_path / "missing.jsonl")
+
+
+def test_hub_failure_says_how_to_provide_data():
+    def offline_loader(*args, **kwargs):
+        raise ConnectionError("no network")
+
+    with pytest.raises(DataNotFoundError, match="LLM_COOP_DATA_DIR"):
+        _from_hub("mbpp", DATASETS["mbpp"], loader=offline_loader)
+
+
+def test_hub_rows_are_used_when_loader_works():
+    rows = _from_hub("mbpp", DATASETS["mbpp"], loader=lambda *a, **k: [{"task_id": "x"}])
+    assert rows == [{"task_id": "x"}]
+
+
+def test_published_splits():
+    rows = list(range(82))
+    assert select_split(rows, "coop_humaneval", "train") == list(range(50))
+    assert select_split(rows, "coop_humaneval", "test") == list(range(50, 66))
+    assert select_split(rows, "coop_humaneval", "all") == rows
+    assert select_split(list(range(10)), "coop_humaneval", "train", custom_data=True) == list(range(8))
+    with pytest.raises(ValueError, match="split must be"):
+        select_split(rows, "coop_humaneval", "validation")

@@ -1,0 +1,84 @@
+import subprocess
+import sys
+
+import pytest
+
+import llm_coop_envs
+from llm_coop_envs.registration import EnvSpec, RegistrationError, UnknownEnvError
+
+
+def _toy_env(**kwargs):
+    from llm_coop_envs.core import CoopEnv
+    from tests.toy_task import SecretWordTask
+
+    return CoopEnv(SecretWordTask(), **kwargs)
+
+
+@pytest.fixture
+def toy_id():
+    env_id = "toy_secret-v0"
+    if env_id not in llm_coop_envs.registered_ids():
+        llm_coop_envs.register(env_id, _toy_env, num_turns=2)
+    return env_id
+
+
+def test_builtin_ids_are_registered():
+    assert {"coop_humaneval-v0", "humaneval-v0", "mbpp-v0", "tldr-v0", "arxiv_intro-v0"} <= set(
+        llm_coop_envs.registered_ids()
+    )
+
+
+def test_make_records_final_kwargs_on_spec(toy_id):
+    env = llm_coop_envs.make(toy_id, stop_when_solved=False)
+    assert env.spec.id == toy_id
+    assert dict(env.spec.kwargs) == {"num_turns": 2, "stop_when_solved": False}
+    assert env.num_turns == 2
+
+
+def test_registered_spec_is_frozen(toy_id):
+    env_spec = llm_coop_envs.spec(toy_id)
+    with pytest.raises(Exception):
+        env_spec.kwargs["num_turns"] = 5
+    with pytest.raises(Exception):
+        env_spec.id = "other-v0"
+
+
+def test_unknown_id_suggests_nearest():
+    with pytest.raises(UnknownEnvError, match="coop_humaneval-v0"):
+        llm_coop_envs.make("coop_humaneval-v9")
+    with pytest.raises(UnknownEnvError, match="humaneval-v0"):
+        llm_coop_envs.make("humaneva-v0")
+
+
+@pytest.mark.parametrize("bad_id", ["noversion", "two words-v0", "-v1", "x-v"])
+def test_malformed_ids_are_rejected(bad_id):
+    with pytest.raises(RegistrationError, match="name-vN"):
+        EnvSpec(bad_id, "pkg.module:attr")
+
+
+def test_duplicate_registration_is_an_error(toy_id):
+    with pytest.raises(RegistrationError, match="bump the version"):
+        llm_coop_envs.register(toy_id, _toy_env)
+
+
+def test_entry_point_must_name_attribute():
+    with pytest.raises(RegistrationError, match="module:attribute"):
+        EnvSpec("thing-v0", "just_a_module")
+
+
+def test_pettingzoo_registry_mirror(toy_id):
+    import pettingzoo
+
+    env = pettingzoo.make("parallel", f"llm_coop/{toy_id}")
+    assert env.possible_agents == ["first", "second"]
+
+
+def test_import_is_light():
+    code = "import sys, llm_coop_envs; print('torch' in sys.modules or 'transformers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_cli_lists_envs():
+    out = subprocess.run([sys.executable, "-m", "llm_coop_envs.cli", "envs"], capture_output=True, text=True, check=True)
+    assert "coop_humaneval-v0" in out.stdout.split()
