@@ -1,0 +1,8 @@
+"""Evaluation for llm-coop-envs: metrics, the baselines of the literature, reports and benchmarks.
+
+- :mod:`benchmarks.metrics`: pass@k, accuracy@k, cooperation rate and schemes, writing metrics.
+- :mod:`benchmarks.baselines`: single model, naive concatenation, sequential pipeline, discussion,
+  the env's own protocol, and trained checkpoints, all run through the env API.
+- :mod:`benchmarks.reporting`: markdown tables, JSON and PNG plots.
+- ``llm-coop eval`` (:func:`benchmarks.cli.eval_command`) and ``python -m benchmarks.perf``.
+"""
