@@ -25,6 +25,8 @@ class TranscriptRecorder:
         self._task_id: str | None = None
 
     def __getattr__(self, name: str) -> Any:
+        if name == "env":  # not yet set (e.g. during copying): don't recurse into ourselves
+            raise AttributeError(name)
         return getattr(self.env, name)
 
     def reset(self, seed: int | None = None, options: dict | None = None):
