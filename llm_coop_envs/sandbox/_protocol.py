@@ -1,0 +1,61 @@
+"""Length-prefixed JSON frames over raw file descriptors, with deadlines.
+
+Used on both sides of the host <-> warm-interpreter channel, so it imports only the standard
+library and nothing from this package (the warm interpreter loads it as a top-level module).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+
+_HEADER = struct.Struct("!I")
+MAX_FRAME = 256 * 1024 * 1024
+
+
+class ChannelClosed(Exception):
+    """The other side closed the channel, sent garbage, or missed the deadline."""
+
+
+def encode(message: dict) -> bytes:
+    # ensure_ascii keeps lone surrogates ("\ud800") encodable: they travel as JSON escapes.
+    body = json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    return _HEADER.pack(len(body)) + body
+
+
+def write_frame(fd: int, message: dict) -> None:
+    data = memoryview(encode(message))
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks: list[bytes] = []
+    while n > 0:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise ChannelClosed("deadline passed")
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            raise ChannelClosed("end of file")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int, deadline: float | None = None) -> dict:
+    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+    if size > MAX_FRAME:
+        raise ChannelClosed(f"frame of {size} bytes")
+    try:
+        message = json.loads(_read_exact(fd, size, deadline))
+    except ValueError as exc:
+        raise ChannelClosed(f"malformed frame: {exc}") from None
+    if not isinstance(message, dict):
+        raise ChannelClosed("frame is not an object")
+    return message

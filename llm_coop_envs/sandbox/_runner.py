@@ -1,0 +1,181 @@
+"""The forked child: confine itself, run the untrusted program, then each test, and report.
+
+Runs inside the warm interpreter's fork. Reports go to REPORT_FD as JSON lines tagged with a
+per-run nonce; the monitor (_zygote.py) accepts only well-formed, in-order reports. Nothing the
+program prints counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import sys
+import threading
+
+import _plain
+
+REPORT_FD = 3
+_MAX_MESSAGE = 2000
+_SYNTAX_TYPES = (SyntaxError, ValueError, UnicodeError)
+
+
+class _SoftTimeout(BaseException):
+    """Raised by SIGALRM inside a test that ran past test_timeout_s."""
+
+
+def _on_alarm(signum, frame):
+    raise _SoftTimeout()
+
+
+def _flush_output() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # the program may have replaced or closed them
+            pass
+
+
+def _report(nonce: str, kind: str, **fields) -> None:
+    _flush_output()  # output printed so far reaches the monitor before the verdict does
+    line = json.dumps({"n": nonce, "k": kind, **fields}, ensure_ascii=True) + "\n"
+    data = line.encode("ascii")
+    while data:
+        data = data[os.write(REPORT_FD, data):]
+
+
+def _describe(exc: BaseException) -> tuple[str, str]:
+    """Type name and message of an exception raised by untrusted code, never raising itself."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except BaseException:  # a hostile __str__
+        message = "<unprintable exception>"
+    if not isinstance(message, str):
+        message = "<unprintable exception>"
+    return (name if isinstance(name, str) else "<unnamed>")[:200], message[:_MAX_MESSAGE]
+
+
+def _wire_fds(fds: dict[str, int]) -> None:
+    """stdin from /dev/null, stdout/stderr to the capture pipes, the report pipe on fd 3, and
+    nothing else open: the host channel of the warm interpreter must not be reachable."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(fds["out"], 1)
+    os.dup2(fds["err"], 2)
+    os.dup2(fds["report"], REPORT_FD)
+    os.closerange(REPORT_FD + 1, 1 << 16)
+
+
+def _set_limits(limits: dict, nproc_base: int) -> None:
+    mb = 1024 * 1024
+    pairs = [
+        (resource.RLIMIT_AS, limits["memory_mb"] * mb),
+        (resource.RLIMIT_CPU, limits["cpu_s"]),
+        (resource.RLIMIT_FSIZE, limits["max_file_mb"] * mb),
+        (resource.RLIMIT_NOFILE, limits["max_open_files"]),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NPROC, nproc_base + limits["max_processes"]),
+    ]
+    for which, value in pairs:
+        resource.setrlimit(which, (value, value))
+
+
+def _drop_privileges(uid: int | None) -> None:
+    if uid is None:
+        return
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def _disable_trace_hooks() -> None:
+    """A trace function can jump over an assert (frame.f_lineno = ...); take the tool away."""
+    def refuse(*args, **kwargs):
+        raise PermissionError("tracing and profiling hooks are disabled in the sandbox")
+    sys.settrace(None)
+    sys.setprofile(None)
+    sys.settrace = sys.setprofile = refuse
+    threading.settrace = threading.setprofile = refuse
+
+
+def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None) -> None:
+    """Everything that must happen before the first untrusted byte runs."""
+    os.setsid()
+    _wire_fds(fds)
+    os.chdir(scratch)
+    os.environ.clear()
+    os.environ.update({"HOME": scratch, "TMPDIR": scratch, "PATH": "/usr/local/bin:/usr/bin:/bin",
+                       "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"})
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+    _drop_privileges(uid)
+    _set_limits(request["limits"], request.get("nproc_base", 0))
+    _disable_trace_hooks()
+
+
+def _run_setup(program: str, namespace: dict, nonce: str) -> bool:
+    try:
+        code = compile(program, "<program>", "exec")
+    except _SYNTAX_TYPES as exc:
+        etype, message = _describe(exc)
+        _report(nonce, "setup", status="syntax_error", etype=etype, msg=message,
+                line=getattr(exc, "lineno", None), col=getattr(exc, "offset", None))
+        return False
+    try:
+        exec(code, namespace)
+    except BaseException as exc:
+        etype, message = _describe(exc)
+        _report(nonce, "setup", status="error", etype=etype, msg=message)
+        return False
+    _report(nonce, "setup", status="ok")
+    return True
+
+
+def _run_test(index: int, source: str, namespace: dict, bindings: dict, nonce: str,
+              timeout_s: float) -> bool:
+    """Runs one snippet and reports it; False when the run must stop (the program exited)."""
+    _report(nonce, "start", i=index)
+    namespace.update(bindings)
+    verdict: dict = {"status": "passed"}
+    keep_going = True
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        try:
+            exec(compile(source, f"<test {index}>", "exec"), namespace)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _SoftTimeout:
+        verdict = {"status": "timeout", "etype": "TimeoutError",
+                   "msg": f"test ran longer than {timeout_s:g} s"}
+    except BaseException as exc:
+        etype, message = _describe(exc)
+        failed = isinstance(exc, AssertionError)
+        verdict = {"status": "failed" if failed else "error", "etype": etype, "msg": message}
+        keep_going = not isinstance(exc, SystemExit)
+    _report(nonce, "test", i=index, **verdict)
+    return keep_going
+
+
+def run(request: dict) -> None:
+    """Program, then tests; the child exits right after (os._exit: no atexit hooks run)."""
+    nonce = request["nonce"]
+    namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
+    if not _run_setup(request["program"], namespace, nonce):
+        return
+    bindings = {_plain.NAME: _plain.plain}
+    entry_point = request.get("entry_point")
+    if entry_point:
+        if entry_point not in namespace:
+            _report(nonce, "bind", status="error", etype="NameError",
+                    msg=f"the program defines no {entry_point!r}")
+            return
+        bindings["candidate"] = namespace[entry_point]
+    timeout_s = request["limits"]["test_timeout_s"]
+    for index, source in enumerate(request["tests"]):
+        if not _run_test(index, source, namespace, bindings, nonce, timeout_s):
+            return
+    _report(nonce, "done")
+

@@ -1,0 +1,66 @@
+"""Rewrite test snippets so that untrusted objects cannot decide their own comparisons.
+
+`assert candidate(x) == y` trusts `type(candidate(x)).__eq__`; a program can return an object whose
+`__eq__` always says True (or whose `__bool__`, `__contains__`, `__lt__` lie). Inside every
+`assert`, each operand of a comparison, of `not`, of `and`/`or`, and the asserted value itself are
+wrapped in PLAIN_CHECK, which lets a value through only if it is plain builtin data (exact types
+None/bool/int/float/complex/str/bytes and list/tuple/dict/set/frozenset of those). Anything else
+fails the assert with an AssertionError subclass, so the test is reported "failed".
+
+The rewrite runs here, in the trusted process, before the snippet is sent to the sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from llm_coop_envs.sandbox._plain import NAME as PLAIN_CHECK
+
+
+def _wrap(node: ast.expr) -> ast.expr:
+    call = ast.Call(func=ast.Name(id=PLAIN_CHECK, ctx=ast.Load()), args=[node], keywords=[])
+    return ast.copy_location(call, node)
+
+
+class _GuardValues(ast.NodeTransformer):
+    """Wraps the operands that Python would ask an object to judge (==, <, in, not, bool)."""
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        self.generic_visit(node)
+        node.left = _wrap(node.left)
+        node.comparators = [_wrap(c) for c in node.comparators]
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        self.generic_visit(node)
+        node.values = [_wrap(v) for v in node.values]
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            node.operand = _wrap(node.operand)
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
+        return node  # code inside a lambda runs later, outside the assert
+
+
+class _GuardAsserts(ast.NodeTransformer):
+    def visit_Assert(self, node: ast.Assert) -> ast.Assert:
+        node.test = _wrap(_GuardValues().visit(node.test))
+        return node
+
+
+def guard_test(source: str) -> str:
+    """The snippet with its asserts guarded; unparsable snippets come back unchanged (they then
+    fail inside the sandbox with their own SyntaxError)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return source
+    try:
+        tree = ast.fix_missing_locations(_GuardAsserts().visit(tree))
+        return ast.unparse(tree)
+    except RecursionError:
+        return source

@@ -1,0 +1,88 @@
+"""Worker: the host's handle on one warm interpreter (one bwrap sandbox or one subprocess)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from llm_coop_envs.sandbox import _protocol
+from llm_coop_envs.sandbox.backend import CLEAN_ENV, LaunchPlan
+
+_START_TIMEOUT_S = 30.0
+# The warm interpreter enforces the run's deadline itself; the host waits this much longer
+# before deciding the interpreter itself is stuck and killing the whole sandbox.
+_HOST_GRACE_S = 5.0
+
+
+class WorkerFailed(RuntimeError):
+    """The warm interpreter died, hung, or answered nonsense; the worker is unusable."""
+
+
+class Worker:
+    def __init__(self, plan: LaunchPlan) -> None:
+        self.plan = plan
+        self._log = tempfile.TemporaryFile()
+        # Its own session: the whole sandbox can be killed as one process group.
+        self.proc = subprocess.Popen(plan.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._log, env=CLEAN_ENV, cwd="/",
+                                     start_new_session=True, close_fds=True)
+        try:
+            _protocol.write_frame(self.proc.stdin.fileno(), plan.hello)
+            ready = _protocol.read_frame(self.proc.stdout.fileno(), time.monotonic() + _START_TIMEOUT_S)
+        except (OSError, _protocol.ChannelClosed) as exc:
+            log = self._read_log()
+            self.close()
+            raise WorkerFailed(f"warm interpreter did not start ({exc}): {log}") from None
+        self.preload_failed = ready.get("preload_failed", [])
+
+    def _read_log(self) -> str:
+        try:
+            self._log.seek(0)
+            return self._log.read()[-4000:].decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+
+    def run(self, request: dict, timeout_s: float) -> dict:
+        """Sends one program; returns the facts the warm interpreter observed."""
+        try:
+            _protocol.write_frame(self.proc.stdin.fileno(), request)
+            return _protocol.read_frame(self.proc.stdout.fileno(),
+                                        time.monotonic() + timeout_s + _HOST_GRACE_S)
+        except (OSError, _protocol.ChannelClosed) as exc:
+            raise WorkerFailed(f"warm interpreter failed: {exc}") from None
+
+    def close(self) -> None:
+        """Kills the whole sandbox (idempotent) and removes what it left on the host."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self._log):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        run_uid = self.plan.hello.get("run_uid")
+        if run_uid is not None and self.plan.backend == "subprocess":
+            kill_uid(run_uid)
+        if self.plan.scratch_dir:
+            shutil.rmtree(self.plan.scratch_dir, ignore_errors=True)
+
+
+def kill_uid(uid: int) -> None:
+    """Kills every process of a run uid (daemons a dead warm interpreter could not reap)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        except BaseException:
+            pass
+        os._exit(0)
+    os.waitpid(pid, 0)

@@ -1,0 +1,24 @@
+"""Small limits so that hostile programs are stopped quickly; every test runs on each backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from llm_coop_envs.sandbox import SandboxConfig
+from llm_coop_envs.sandbox.backend import bwrap_works
+
+BACKENDS = [
+    pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="bubblewrap unusable")),
+    "subprocess",
+]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def cfg(backend: str) -> SandboxConfig:
+    return SandboxConfig(backend=backend, timeout_s=3.0, test_timeout_s=0.5, memory_mb=256,
+                         max_processes=16, max_file_mb=4, max_output_bytes=4096)

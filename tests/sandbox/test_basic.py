@@ -1,0 +1,60 @@
+"""run_tests semantics on ordinary programs."""
+
+from __future__ import annotations
+
+from llm_coop_envs.sandbox import ExecutionResult, run_tests
+
+ADD = "def add(a, b):\n    return a + b\n"
+
+
+def test_passing_and_failing_tests_are_reported_each(cfg) -> None:
+    result = run_tests(ADD, ["assert candidate(1, 2) == 3", "assert candidate(1, 1) == 3",
+                             "1 / 0"], "add", cfg)
+    assert result.status == "ok"
+    assert [t.status for t in result.tests] == ["passed", "failed", "error"]
+    assert result.tests[2].error_type == "ZeroDivisionError"
+    assert (result.passed, result.total) == (1, 3)
+    assert abs(result.pass_fraction - 1 / 3) < 1e-9
+
+
+def test_syntax_error_has_line_and_column(cfg) -> None:
+    result = run_tests("x = 1\ndef f(:\n", ["assert True"], None, cfg)
+    assert result.status == "syntax_error"
+    assert result.error_type == "SyntaxError"
+    assert (result.error_line, result.error_col) == (2, 7)
+    assert [t.status for t in result.tests] == ["not_run"]
+
+
+def test_error_while_loading(cfg) -> None:
+    result = run_tests("import no_such_module_xyz", ["assert True"], None, cfg)
+    assert result.status == "error"
+    assert result.error_type == "ModuleNotFoundError"
+
+
+def test_missing_entry_point(cfg) -> None:
+    result = run_tests(ADD, ["assert candidate(1, 2) == 3"], "sub", cfg)
+    assert result.status == "error" and result.error_type == "NameError"
+    assert result.passed == 0
+
+
+def test_output_is_captured(cfg) -> None:
+    result = run_tests("import sys\nprint('out')\nprint('err', file=sys.stderr)", [], None, cfg)
+    assert result.status == "ok"
+    assert result.stdout == "out\n" and result.stderr == "err\n"
+
+
+def test_tests_see_program_definitions_without_entry_point(cfg) -> None:
+    result = run_tests(ADD + "K = 5\n", ["assert add(K, 1) == 6"], None, cfg)
+    assert result.passed == 1
+
+
+def test_per_test_timeout_lets_later_tests_run(cfg) -> None:
+    result = run_tests("x = 1", ["while True: pass", "assert x == 1"], None, cfg)
+    assert result.status == "ok"
+    assert [t.status for t in result.tests] == ["timeout", "passed"]
+
+
+def test_result_is_a_frozen_dataclass(cfg) -> None:
+    result = run_tests(ADD, [], "add", cfg)
+    assert isinstance(result, ExecutionResult) and result.status == "ok"
+    assert result.pass_fraction == 0.0
