@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from llm_coop_envs.core.task import Evaluation
+if TYPE_CHECKING:  # a runtime import would be circular: the core imports this package
+    from llm_coop_envs.core.task import Evaluation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,6 +21,9 @@ class FeedbackContext:
     """Each agent's first-turn observation (the problem as that agent saw it)."""
     replies: Mapping[str, str]
     evaluation: Evaluation
+    episode_ends: bool = False
+    """True when no agent will read this feedback (last turn, or solved with ``stop_when_solved``),
+    so a costly provider may skip its work. Providers must also treat ``turn == num_turns`` as final."""
 
 
 @runtime_checkable
@@ -29,6 +33,16 @@ class FeedbackProvider(Protocol):
     deterministic: bool
 
     def __call__(self, context: FeedbackContext) -> Mapping[str, str]: ...
+
+
+def is_deterministic(provider: object) -> bool:
+    """Whether ``provider`` gives the same feedback for the same seed and replies.
+
+    Providers say so with a ``deterministic`` attribute; one without it is taken as deterministic,
+    like a user's plain function. An env built with a non-deterministic provider (``"llm"``) cannot
+    promise reproducible episodes.
+    """
+    return bool(getattr(provider, "deterministic", True))
 
 
 class TestsFeedback:
