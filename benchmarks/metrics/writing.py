@@ -1,0 +1,53 @@
+"""Writing metrics for a joint reply: ROUGE against the reference, length ratio, overlap.
+
+Tokens, stems and Jaccard come from the writing env (:mod:`llm_coop_envs.writing.text_metrics`),
+so a metric here counts words exactly as the env's rewards do. ROUGE is rouge-score's F-measure
+with Porter stemming (works offline). Reward components are not recomputed here: the env reports
+them in ``infos[agent]["reward_components"]`` and the baselines record them per episode.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+
+from llm_coop_envs.writing.text_metrics import content_stems, jaccard, words
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
+
+
+@functools.lru_cache(maxsize=1)
+def _scorer():
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+
+
+def rouge(prediction: str, reference: str) -> dict[str, float]:
+    """ROUGE-1/2/L F-measures of ``prediction`` against ``reference`` (0.0 when either is empty)."""
+    if not prediction.strip() or not reference.strip():
+        return dict.fromkeys(ROUGE_TYPES, 0.0)
+    scores = _scorer().score(reference, prediction)
+    return {name: float(scores[name].fmeasure) for name in ROUGE_TYPES}
+
+
+def length_ratio(first: str, second: str) -> float:
+    """Words in ``second`` per word in ``first`` (0.0 when ``first`` has none)."""
+    n_first = len(words(first))
+    return len(words(second)) / n_first if n_first else 0.0
+
+
+def overlap(first: str, second: str) -> float:
+    """Jaccard overlap of the content-word stems of two texts (0 = disjoint, 1 = same vocabulary)."""
+    return jaccard(content_stems(words(first)), content_stems(words(second)))
+
+
+def writing_metrics(replies: Mapping[str, str], roles: Sequence[str], reference: str | None = None) -> dict[str, float]:
+    """Metrics of one joint reply: ``length_ratio`` and ``overlap`` of the last role against the first,
+    and, given the reference (e.g. the author's TL;DR), ``rouge*`` of the joint text (roles in order)."""
+    first, last = replies.get(roles[0], ""), replies.get(roles[-1], "")
+    metrics = {"length_ratio": length_ratio(first, last), "overlap": overlap(first, last)}
+    if reference is not None:
+        joint = "\n\n".join(replies.get(role, "") for role in roles)
+        metrics |= {f"{name}": value for name, value in rouge(joint, reference).items()}
+    return metrics
