@@ -143,17 +143,19 @@ class CoopEnv(ParallelEnv):
         done = episode.turn >= self.num_turns or (self.stop_when_solved and evaluation.solved)
         episode.last_replies, episode.pending = replies, {}
         reward = evaluation.reward.total
-        infos = {agent: self._info(agent, evaluation, feedback.get(agent, "")) for agent in self.agents}
-        if not done:
+        played_turn, live = episode.turn, list(self.agents)
+        if done:
+            self.agents = []
+        else:
             episode.turn, episode.phase = episode.turn + 1, 0
             episode.turn_prompts = {a: self._revision(a, feedback.get(a, "")) for a in self.possible_agents}
             episode.observations = self._turn_observations()
-        rewards = dict.fromkeys(self.agents, reward)
-        terminations = dict.fromkeys(self.agents, done)
-        truncations = dict.fromkeys(self.agents, False)
+        # infos name the turn the reward belongs to, and "active" says who acts next (nobody once done)
+        infos = {agent: self._info(agent, evaluation, feedback.get(agent, ""), played_turn) for agent in live}
+        rewards = dict.fromkeys(live, reward)
+        terminations = dict.fromkeys(live, done)
+        truncations = dict.fromkeys(live, False)
         observations = dict(episode.observations)
-        if done:
-            self.agents = []
         if self.render_mode == "human":
             print(self.render())
         return observations, rewards, terminations, truncations, infos
@@ -210,11 +212,13 @@ class CoopEnv(ParallelEnv):
             episode.prompts[agent], episode.last_replies[agent], feedback, episode.turn, self.num_turns, partners
         )
 
-    def _info(self, agent: str, evaluation: Evaluation | None = None, feedback: str = "") -> dict[str, Any]:
+    def _info(
+        self, agent: str, evaluation: Evaluation | None = None, feedback: str = "", turn: int | None = None
+    ) -> dict[str, Any]:
         episode = self._episode
         info: dict[str, Any] = {
             "task_id": episode.task_id,
-            "turn": episode.turn,
+            "turn": episode.turn if turn is None else turn,
             "active": agent in self._active_agents() if self.agents else False,
         }
         if evaluation is not None:
