@@ -9,6 +9,9 @@ from typing import Any
 
 from llm_coop_envs.feedback.base import FeedbackContext
 
+_MAX_ATTEMPTS = 64
+"""Object starts tried per text: a decode error costs time linear in the text (it counts lines),
+so an answer full of braces must not cost quadratic time."""
 _FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 SYSTEM_PROMPT = (
@@ -74,8 +77,9 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
     sources = [match.group(1) for match in _FENCED.finditer(text)] + [text]
     objects: list[dict[str, Any]] = []
     for source in sources:
-        position = source.find("{")
-        while position != -1:
+        position, attempts = source.find("{"), 0
+        while position != -1 and attempts < _MAX_ATTEMPTS:
+            attempts += 1
             try:
                 value, end = decoder.raw_decode(source, position)
             except (ValueError, RecursionError):  # not JSON here, or absurdly deep nesting

@@ -7,6 +7,7 @@ request's headers and JSON body, and stops (releasing any hanging handler) when 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -102,3 +103,13 @@ def reviewer_server(*behaviours: Behaviour) -> Iterator[ReviewerServer]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def suggest_for_every_agent() -> Behaviour:
+    """Answer each request with one suggestion for every agent whose reply the request shows."""
+
+    def behaviour(request: dict[str, Any], stop: threading.Event) -> tuple[int, bytes]:
+        names = re.findall(r"^## The (\S+) agent's reply$", request["messages"][-1]["content"], re.MULTILINE)
+        return completion(json.dumps({name: f"Reviewer: tighten the {name} part." for name in names}))(request, stop)
+
+    return behaviour
