@@ -1,0 +1,56 @@
+"""CodingProblem: one dataset row, checked and prepared once (tests split, prompt context kept)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from llm_coop_envs.coding.parsing import parse_reply
+from llm_coop_envs.coding.tests_split import TestCase, split_check
+
+REQUIRED_FIELDS = ("task_id", "prompt", "test", "entry_point")
+
+
+@dataclasses.dataclass(frozen=True)
+class CodingProblem:
+    """A HumanEval-style problem: a prompt ending in the entry point's signature and docstring,
+    and a ``check(candidate)`` test function."""
+
+    task_id: str
+    prompt: str
+    entry_point: str
+    tests: tuple[TestCase, ...]
+    context: str
+    """Code from the prompt that the program needs: its imports and the other functions it defines
+    (HumanEval/38's ``decode_cyclic`` calls the prompt's ``encode_cyclic``)."""
+    row: Mapping[str, Any]
+    """The dataset row as given (read-only), for user reward functions."""
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], position: int) -> CodingProblem:
+        missing = [f for f in REQUIRED_FIELDS if not isinstance(row.get(f), str) or not row.get(f)]
+        if missing:
+            raise ValueError(
+                f"Problem {position} lacks the text field(s) {missing}. Each row needs 'task_id', 'prompt' "
+                "(code ending with the function's signature and docstring), 'test' (a 'def check(candidate):' "
+                "with asserts) and 'entry_point' (the function's name)."
+            )
+        if not row["entry_point"].isidentifier():
+            raise ValueError(f"Problem {row['task_id']!r}: entry_point {row['entry_point']!r} is not a Python name.")
+        return cls(
+            task_id=row["task_id"],
+            prompt=row["prompt"],
+            entry_point=row["entry_point"],
+            tests=split_check(row["test"]),
+            context=prompt_context(row["prompt"], row["entry_point"]),
+            row=MappingProxyType(dict(row)),
+        )
+
+
+def prompt_context(prompt: str, entry_point: str) -> str:
+    """The prompt's top-level code other than the entry point's own (docstring-only) definition."""
+    pieces = parse_reply(prompt).pieces
+    kept = [p.source for p in pieces if p.kind != "broken" and p.name != entry_point]
+    return "\n\n".join(kept)

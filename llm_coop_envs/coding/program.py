@@ -1,0 +1,107 @@
+"""Assemble the program that runs: the prompt's context + the helper's code + main's code.
+
+Who owns what:
+
+* the helper agent owns every function it defines, except the entry point: a helper definition
+  of the entry point is dropped (main writes it);
+* main owns the entry point and any other function it defines, except names the helper agent
+  defined: main's redefinition of a helper function is dropped, so the helper's work is what
+  runs. Both drops are reported in feedback and details.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from llm_coop_envs.coding.parsing import ParsedReply, Piece
+from llm_coop_envs.coding.problems import CodingProblem
+
+_COMPILE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
+
+
+@dataclasses.dataclass(frozen=True)
+class SyntaxIssue:
+    """A syntax error of the combined program, located in the agent's code that caused it."""
+
+    message: str
+    line: int | None
+    col: int | None
+    owner: str
+    """"context", "helper" or "main": whose section the line falls in."""
+    text: str
+    """The offending line, stripped and truncated."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    source: str
+    helper_code: str
+    main_code: str
+    helper_functions: tuple[str, ...]
+    """Functions the helper agent defined (kept in the program)."""
+    helper_returns: bool
+    """At least one helper function returns a value."""
+    main_defined: bool
+    """main's code defines the entry point."""
+    dropped_from_helper: tuple[str, ...]
+    dropped_from_main: tuple[str, ...]
+    syntax: SyntaxIssue | None
+
+
+def build_program(problem: CodingProblem, helper: ParsedReply, main: ParsedReply) -> Program:
+    entry = problem.entry_point
+    helper_pieces = [p for p in helper.pieces if p.name != entry]
+    helper_names = tuple(dict.fromkeys(p.name for p in helper_pieces if _is_function(p)))
+    main_pieces = [p for p in main.pieces if not (_is_function(p) and p.name in helper_names)]
+    helper_code = _join(helper_pieces)
+    main_code = _join(main_pieces)
+    sections = [("context", problem.context), ("helper", helper_code), ("main", main_code)]
+    source, spans = _layout(sections)
+    return Program(
+        source=source,
+        helper_code=helper_code,
+        main_code=main_code,
+        helper_functions=helper_names,
+        helper_returns=any(_is_function(p) and p.has_return for p in helper_pieces),
+        main_defined=any(_is_function(p) and p.name == entry for p in main_pieces),
+        dropped_from_helper=tuple(dict.fromkeys(p.name for p in helper.pieces if p.name == entry)),
+        dropped_from_main=tuple(dict.fromkeys(p.name for p in main.pieces if _is_function(p) and p.name in helper_names)),
+        syntax=_syntax_issue(source, spans),
+    )
+
+
+def _is_function(piece: Piece) -> bool:
+    return piece.kind in ("function", "broken") and piece.name is not None
+
+
+def _join(pieces: list[Piece]) -> str:
+    return "\n\n".join(p.source for p in pieces)
+
+
+def _layout(sections: list[tuple[str, str]]) -> tuple[str, list[tuple[str, int, int]]]:
+    """The program text with a comment line per section, and each section's 1-based line span."""
+    lines: list[str] = []
+    spans = []
+    for owner, code in sections:
+        if not code.strip():
+            continue
+        lines.append(f"# --- {owner} ---")
+        body = code.split("\n")
+        spans.append((owner, len(lines) + 1, len(lines) + len(body)))
+        lines += body + [""]
+    return "\n".join(lines), spans
+
+
+def _syntax_issue(source: str, spans: list[tuple[str, int, int]]) -> SyntaxIssue | None:
+    try:
+        # Compiling does not run anything; it also catches what the parser lets through
+        # ('return' outside a function, a misplaced 'nonlocal').
+        compile(source, "<program>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        line = error.lineno
+        owner = next((o for o, first, last in spans if line is not None and first <= line <= last), "main")
+        text = (error.text or "").strip()[:120]
+        return SyntaxIssue(message=str(error.msg), line=line, col=error.offset, owner=owner, text=text)
+    except _COMPILE_ERRORS as error:
+        return SyntaxIssue(message=f"{type(error).__name__}: {error}"[:200], line=None, col=None, owner="main", text="")
+    return None

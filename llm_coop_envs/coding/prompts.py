@@ -1,0 +1,57 @@
+"""The first observation of each role.
+
+The helper writes a function named ``aux`` (the name the MAGRPO paper's main agent relies on);
+main writes the entry point and may call ``aux``. The wording depends on the protocol: in
+``"parallel"`` main writes without seeing the helper's code, in ``"sequential"`` the environment
+appends "The helper agent wrote: ..." to main's prompt.
+"""
+
+from __future__ import annotations
+
+from llm_coop_envs.coding.problems import CodingProblem
+
+HELPER_NAME = "aux"
+
+_CODE_ONLY = "Reply with Python code only, in one ```python block; no tests, no example usage, no explanations."
+
+
+def helper_prompt(problem: CodingProblem, protocol: str) -> str:
+    reader = "will read your code before writing" if protocol == "sequential" else "writes at the same time as you and"
+    lines = [
+        "You are the helper agent of a two-agent programming team.",
+        f"The main agent {reader} will call your function inside `{problem.entry_point}`.",
+        "",
+        "Problem:",
+        problem.prompt.rstrip(),
+        "",
+        f"Write a helper function named `{HELPER_NAME}` that solves a useful part of this problem and returns its result.",
+        f"Do not write `{problem.entry_point}` itself: the main agent writes it.",
+        _CODE_ONLY,
+    ]
+    return "\n".join(lines)
+
+
+def main_prompt(problem: CodingProblem, protocol: str) -> str:
+    if protocol == "sequential":
+        helper_note = (
+            f"A helper agent has written a function `{HELPER_NAME}`; its reply is shown below the problem. "
+            f"Read what `{HELPER_NAME}` takes and returns, and call it where it helps."
+        )
+    else:
+        helper_note = (
+            f"A helper agent is writing, at the same time as you, a function `{HELPER_NAME}(...)` that returns "
+            f"something useful for this problem; you will not see its code. Call `{HELPER_NAME}` where it helps."
+        )
+    lines = [
+        "You are the main agent of a two-agent programming team.",
+        "",
+        "Problem:",
+        problem.prompt.rstrip(),
+        "",
+        f"Write the complete function `{problem.entry_point}` with the signature above.",
+        helper_note,
+        f"`{HELPER_NAME}` is defined before your code runs: use its return value, and do not define "
+        f"`{HELPER_NAME}` yourself (your definition would be ignored).",
+        _CODE_ONLY,
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,180 @@
+"""The coding rewards: ``"levels"`` (the MAGRPO paper's hierarchy), ``"execution"``, or a user's callable.
+
+``levels`` (maximum 4.0), level by level; a level that fails stops the scoring:
+
+============  ==========================================================  =========
+level         condition                                                   component
+============  ==========================================================  =========
+structure     the helper agent defines a function that returns a value    ``helper_defined`` +0.4
+structure     main defines the entry point (missing: scoring stops)       ``main_defined`` +0.6
+syntax        the whole program compiles (otherwise scoring stops)        ``syntax`` +0.5
+tests         fraction of the problem's tests that pass                   ``tests`` +0…1.0
+cooperation   (≥ 1 test passes and the helper defined a function)
+              main calls a helper function                                ``uses_helper`` +0.5
+              … and is more than a thin wrapper around it                 ``beyond_wrapper`` +1.0
+              … but never uses a helper call's return value               ``ignored_return`` −0.5
+============  ==========================================================  =========
+
+``execution``: ``syntax`` +0.2 (the program compiles and main defines the entry point), ``runs``
++0.3 (the program loads without error), ``tests`` +0.1 per passing test.
+
+Every component is always present (0.0 when its level was not reached).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from llm_coop_envs.coding.cooperation import HelperUse
+from llm_coop_envs.coding.parsing import ParsedReply
+from llm_coop_envs.coding.problems import CodingProblem
+from llm_coop_envs.coding.program import Program
+from llm_coop_envs.core.reward import RewardResult
+from llm_coop_envs.sandbox import ExecutionResult
+
+HELPER_DEFINED = 0.4
+MAIN_DEFINED = 0.6
+SYNTAX = 0.5
+TESTS = 1.0
+USES_HELPER = 0.5
+BEYOND_WRAPPER = 1.0
+IGNORED_RETURN = -0.5
+
+EXECUTION_SYNTAX = 0.2
+EXECUTION_RUNS = 0.3
+EXECUTION_PER_TEST = 0.1
+
+LEVEL_COMPONENTS = ("helper_defined", "main_defined", "syntax", "tests", "uses_helper", "beyond_wrapper", "ignored_return")
+EXECUTION_COMPONENTS = ("syntax", "runs", "tests")
+REWARD_NAMES = ("levels", "execution")
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """Everything a reward function may look at for one joint reply."""
+
+    problem: CodingProblem
+    helper_reply: str
+    main_reply: str
+    program: Program
+    result: ExecutionResult | None
+    """The sandbox run; None when it did not run (main missing or a syntax error)."""
+    helper_use: HelperUse
+    helper_parse: ParsedReply
+    main_parse: ParsedReply
+
+    @property
+    def passed(self) -> int:
+        return self.result.passed if self.result is not None else 0
+
+    @property
+    def pass_fraction(self) -> float:
+        return self.passed / len(self.problem.tests) if self.problem.tests else 0.0
+
+
+RewardFunction = Callable[[Verdict], RewardResult]
+
+
+def levels_reward(verdict: Verdict) -> RewardResult:
+    """The hierarchical reward of the table above."""
+    program = verdict.program
+    scores = dict.fromkeys(LEVEL_COMPONENTS, 0.0)
+    scores["helper_defined"] = HELPER_DEFINED if program.helper_returns else 0.0
+    if not program.main_defined:
+        return RewardResult.from_components(scores)
+    scores["main_defined"] = MAIN_DEFINED
+    if program.syntax is not None:
+        return RewardResult.from_components(scores)
+    scores["syntax"] = SYNTAX
+    scores["tests"] = TESTS * verdict.pass_fraction
+    use = verdict.helper_use
+    if verdict.passed >= 1 and program.helper_functions and use.calls_helper:
+        scores["uses_helper"] = USES_HELPER
+        scores["beyond_wrapper"] = 0.0 if use.thin_wrapper else BEYOND_WRAPPER
+        scores["ignored_return"] = IGNORED_RETURN if use.ignores_return else 0.0
+    return RewardResult.from_components(scores)
+
+
+def execution_reward(verdict: Verdict) -> RewardResult:
+    """Plain execution reward: compiles, runs, and 0.1 per passing test."""
+    program = verdict.program
+    scores = dict.fromkeys(EXECUTION_COMPONENTS, 0.0)
+    if program.syntax is None and program.main_defined:
+        scores["syntax"] = EXECUTION_SYNTAX
+    if verdict.result is not None and verdict.result.status == "ok":
+        scores["runs"] = EXECUTION_RUNS
+    scores["tests"] = EXECUTION_PER_TEST * verdict.passed
+    return RewardResult.from_components(scores)
+
+
+def resolve_reward(spec: str | Callable[..., Any]) -> RewardFunction:
+    """``"levels"``, ``"execution"`` or a user's callable (see :class:`UserReward`)."""
+    if spec == "levels":
+        return levels_reward
+    if spec == "execution":
+        return execution_reward
+    if isinstance(spec, str):
+        raise ValueError(f"reward={spec!r}: use one of {REWARD_NAMES} or a callable taking keyword arguments.")
+    if callable(spec):
+        return UserReward(spec)
+    raise TypeError(f"reward must be one of {REWARD_NAMES} or a callable, got {type(spec).__name__}.")
+
+
+class UserReward:
+    """Adapts a user's function ``f(*, problem, helper_code, main_code, program, result, ...)``.
+
+    Keywords offered: ``problem`` (the dataset row, a dict), ``helper_code`` and ``main_code``
+    (each agent's extracted code), ``program`` (the text that ran), ``result`` (the sandbox's
+    ``ExecutionResult`` or None), ``helper_reply``/``main_reply`` (raw replies), ``entry_point``,
+    ``tests`` (the test labels), ``syntax_error`` (str or None), ``uses_helper``,
+    ``thin_wrapper``, ``ignores_return``. Only the keywords the function names are passed,
+    all of them when it takes ``**kwargs``. It returns a float or a ``RewardResult``.
+    """
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+        self.name = getattr(function, "__name__", type(function).__name__)
+        self._accepts = _accepted_keywords(function)
+
+    def __call__(self, verdict: Verdict) -> RewardResult:
+        offered = _keywords(verdict)
+        chosen = offered if self._accepts is None else {k: v for k, v in offered.items() if k in self._accepts}
+        value = self.function(**chosen)
+        try:
+            return RewardResult.coerce(value)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"The reward function {self.name!r} returned {value!r}: {error}") from None
+
+
+def _accepted_keywords(function: Callable[..., Any]) -> frozenset[str] | None:
+    """Names the function takes by keyword, or None when it takes ``**kwargs`` (or cannot be inspected)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(p.name for p in parameters if p.kind in kinds)
+
+
+def _keywords(verdict: Verdict) -> Mapping[str, Any]:
+    program = verdict.program
+    return {
+        "problem": dict(verdict.problem.row),
+        "helper_code": program.helper_code,
+        "main_code": program.main_code,
+        "program": program.source,
+        "result": verdict.result,
+        "helper_reply": verdict.helper_reply,
+        "main_reply": verdict.main_reply,
+        "entry_point": verdict.problem.entry_point,
+        "tests": [t.label for t in verdict.problem.tests],
+        "syntax_error": program.syntax.message if program.syntax else None,
+        "uses_helper": verdict.helper_use.calls_helper,
+        "thin_wrapper": verdict.helper_use.thin_wrapper,
+        "ignores_return": verdict.helper_use.ignores_return,
+    }

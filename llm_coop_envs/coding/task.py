@@ -1,0 +1,122 @@
+"""CodingTask: the helper/main code-collaboration task over a list of HumanEval-style problems."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from llm_coop_envs.coding.cooperation import analyse_helper_use
+from llm_coop_envs.coding.feedback import agent_feedback
+from llm_coop_envs.coding.parsing import parse_reply
+from llm_coop_envs.coding.problems import CodingProblem
+from llm_coop_envs.coding.program import build_program
+from llm_coop_envs.coding.prompts import helper_prompt, main_prompt
+from llm_coop_envs.coding.reward import Verdict, resolve_reward
+from llm_coop_envs.core.task import Evaluation
+from llm_coop_envs.sandbox import ExecutionResult, SandboxConfig, run_tests
+
+ROLES = ("helper", "main")
+
+
+class CodingTask:
+    """Implements the :class:`~llm_coop_envs.core.task.Task` protocol. Immutable after init."""
+
+    agents = ROLES
+
+    def __init__(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        reward: str | Callable[..., Any] = "levels",
+        sandbox: SandboxConfig | None = None,
+        protocol: str = "parallel",
+    ) -> None:
+        if sandbox is not None and not isinstance(sandbox, SandboxConfig):
+            raise TypeError(f"sandbox must be a SandboxConfig or None, got {type(sandbox).__name__}.")
+        if not rows:
+            raise ValueError("A coding task needs at least one problem.")
+        self.problems = tuple(CodingProblem.from_row(row, i) for i, row in enumerate(rows))
+        self.reward = resolve_reward(reward)
+        self.sandbox = sandbox
+        self.protocol = protocol
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+    def task_id(self, index: int) -> str:
+        return self.problems[index].task_id
+
+    def prompt(self, index: int, agent: str) -> str:
+        problem = self.problems[index]
+        if agent == "helper":
+            return helper_prompt(problem, self.protocol)
+        if agent == "main":
+            return main_prompt(problem, self.protocol)
+        raise ValueError(f"Unknown agent {agent!r}; the coding roles are {ROLES}.")
+
+    def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
+        verdict = self.judge(index, replies.get("helper", ""), replies.get("main", ""))
+        reward = self.reward(verdict)
+        return Evaluation(
+            reward=reward,
+            solved=verdict.result is not None and verdict.result.all_passed and verdict.program.main_defined,
+            feedback=agent_feedback(verdict),
+            details=_details(verdict),
+        )
+
+    def judge(self, index: int, helper_reply: str, main_reply: str) -> Verdict:
+        """Parse, assemble, check and run one joint reply (everything but the reward)."""
+        problem = self.problems[index]
+        helper, main = parse_reply(helper_reply), parse_reply(main_reply)
+        program = build_program(problem, helper, main)
+        result = None
+        if program.main_defined and program.syntax is None:
+            tests = [t.source for t in problem.tests]
+            result = run_tests(program.source, tests, problem.entry_point, self.sandbox)
+        use = analyse_helper_use(program.main_code, problem.entry_point, program.helper_functions)
+        return Verdict(problem, helper_reply, main_reply, program, result, use, helper, main)
+
+
+def _details(verdict: Verdict) -> dict[str, Any]:
+    program, result = verdict.program, verdict.result
+    details: dict[str, Any] = {
+        "parse": {"helper": verdict.helper_parse.summary(), "main": verdict.main_parse.summary()},
+        "program": program.source,
+        "helper_functions": list(program.helper_functions),
+        "main_defined": program.main_defined,
+        "dropped_from_helper": list(program.dropped_from_helper),
+        "dropped_from_main": list(program.dropped_from_main),
+        "syntax_error": None,
+        "passed": verdict.passed,
+        "total": len(verdict.problem.tests),
+        "tests": [],
+        "sandbox": None,
+        "helper_use": {
+            "calls_helper": verdict.helper_use.calls_helper,
+            "thin_wrapper": verdict.helper_use.thin_wrapper,
+            "ignores_return": verdict.helper_use.ignores_return,
+            "used": list(verdict.helper_use.used),
+        },
+    }
+    if program.syntax is not None:
+        issue = program.syntax
+        details["syntax_error"] = {"message": issue.message, "line": issue.line, "col": issue.col, "owner": issue.owner}
+    if result is not None:
+        details["sandbox"] = _sandbox_summary(result)
+        details["tests"] = [
+            {"test": t.label, "status": o.status, "error_type": o.error_type, "message": o.message}
+            for t, o in zip(verdict.problem.tests, result.tests)
+        ]
+    return details
+
+
+def _sandbox_summary(result: ExecutionResult) -> dict[str, Any]:
+    return {
+        "status": result.status,
+        "error_type": result.error_type,
+        "error_message": result.error_message,
+        "duration_s": round(result.duration_s, 4),
+        "backend": result.backend,
+        "stdout": result.stdout[:2000],
+        "stderr": result.stderr[:2000],
+    }
