@@ -22,3 +22,10 @@ def backend(request) -> str:
 def cfg(backend: str) -> SandboxConfig:
     return SandboxConfig(backend=backend, timeout_s=3.0, test_timeout_s=0.5, memory_mb=256,
                          max_processes=16, max_file_mb=4, max_output_bytes=4096)
+
+
+@pytest.fixture
+def hostile_cfg(backend: str) -> SandboxConfig:
+    """Tighter wall clock: most hostile programs end by being killed."""
+    return SandboxConfig(backend=backend, timeout_s=1.0, test_timeout_s=0.5, memory_mb=256,
+                         max_processes=16, max_file_mb=4, max_output_bytes=4096)

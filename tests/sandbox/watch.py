@@ -1,0 +1,109 @@
+"""Host-side observers for the hostile-program tests: processes, files, network."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+
+from llm_coop_envs.sandbox import pool as pools
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        parent = int(stat[stat.rindex(b")") + 2:].split()[1])
+        tree.setdefault(parent, []).append(int(name))
+    return tree
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _descendants(pid: int, tree: dict[int, list[int]]) -> list[int]:
+    found, stack = [], list(tree.get(pid, []))
+    while stack:
+        child = stack.pop()
+        found.append(child)
+        stack.extend(tree.get(child, []))
+    return found
+
+
+def _is_zombie_or_gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return True
+    return stat[stat.rindex(b")") + 2:].split()[0] == b"Z"
+
+
+def run_processes() -> list[int]:
+    """Processes started by sandboxed runs that are still alive: descendants of the warm
+    interpreters of this process's pools (all of a run's orphans are re-parented there)."""
+    tree = _children()
+    leftovers: list[int] = []
+    for pool in list(pools._pools.values()):
+        for worker in list(pool._idle):
+            top = worker.proc.pid
+            zygote = top
+            while _comm(zygote) == "bwrap" and tree.get(zygote):
+                zygote = tree[zygote][0]
+            leftovers += [p for p in _descendants(zygote, tree) if not _is_zombie_or_gone(p)]
+    return leftovers
+
+
+def marked_processes(marker: str) -> list[int]:
+    """Any live process on the machine whose command line carries `marker`."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if marker.encode() in f.read() and not _is_zombie_or_gone(int(name)):
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+class Listener:
+    """A TCP server on 127.0.0.1 that records every connection it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
