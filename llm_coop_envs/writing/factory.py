@@ -1,0 +1,40 @@
+"""Build a writing env: load rows by the package's data rules, pick the split, wrap the task in CoopEnv."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from llm_coop_envs.core import CoopEnv
+from llm_coop_envs.data import load_rows, select_split
+from llm_coop_envs.writing.config import LevelConfig, RewardWeights
+from llm_coop_envs.writing.items import Item, check_unique_ids
+from llm_coop_envs.writing.task import RewardCallable, WritingSpec, WritingTask
+
+
+def make_writing_env(
+    spec: WritingSpec,
+    dataset: str,
+    to_item: Callable[[Mapping[str, Any], int], Item],
+    default_levels: LevelConfig,
+    *,
+    split: str = "train",
+    data_path: str | os.PathLike | None = None,
+    reward: str | RewardCallable = "levels",
+    reward_config: LevelConfig | None = None,
+    reward_weights: RewardWeights | Mapping[str, float] | None = None,
+    **env_kwargs: Any,
+) -> CoopEnv:
+    """The env over ``split`` of ``dataset`` (or of the user's ``data_path`` file); other kwargs go to CoopEnv."""
+    config = reward_config if reward_config is not None else default_levels
+    if not isinstance(config, LevelConfig):
+        raise TypeError(f"reward_config must be a LevelConfig, got {type(config).__name__}.")
+    if reward_weights is not None:
+        config = config.with_weights(reward_weights)
+    rows = load_rows(dataset, data_path)
+    # Items are built before splitting so that generated ids ("tldr/17") are positions in the file.
+    items = [to_item(row, position) for position, row in enumerate(rows)]
+    check_unique_ids(items)
+    chosen = tuple(select_split(items, dataset, split, custom_data=data_path is not None))
+    return CoopEnv(WritingTask(spec, chosen, config, reward), **env_kwargs)

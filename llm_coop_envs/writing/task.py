@@ -1,0 +1,116 @@
+"""WritingTask: the :class:`~llm_coop_envs.core.task.Task` shared by the two writing envs.
+
+A :class:`WritingSpec` says what differs between them (roles, prompts, how rows become items,
+whether ROUGE against a reference is scored); the task holds the items, the level configuration
+and, optionally, a user's reward callable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from llm_coop_envs.core import Evaluation, RewardResult
+from llm_coop_envs.writing.config import LevelConfig
+from llm_coop_envs.writing.items import Item
+from llm_coop_envs.writing.levels import PairScore, PairTexts, score_pair
+
+RewardCallable = Callable[[Mapping[str, str], Mapping[str, Any]], "float | RewardResult"]
+"""``reward(replies, example)``: replies maps each role to its text; example holds ``task_id``,
+``source``, ``title``, ``subreddit`` and ``reference`` (None when the row has none)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class WritingSpec:
+    name: str
+    agents: tuple[str, str]
+    source_name: str
+    prompts: Mapping[str, Callable[[Item, LevelConfig], str]]
+    uses_reference: bool
+    """Score ROUGE of the first role's text against the item's reference (TL;DR)."""
+
+
+class WritingTask:
+    """Two roles write complementary texts from one source; scored by the gated levels."""
+
+    def __init__(
+        self,
+        spec: WritingSpec,
+        items: tuple[Item, ...],
+        config: LevelConfig,
+        reward: str | RewardCallable = "levels",
+    ) -> None:
+        if reward != "levels" and not callable(reward):
+            raise ValueError(f"reward must be 'levels' or a callable reward(replies, example), got {reward!r}.")
+        if not items:
+            raise ValueError(f"The {spec.name} task needs at least one problem.")
+        self.spec = spec
+        self.agents = spec.agents
+        self.items = items
+        self.config = config
+        self.reward = reward
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def task_id(self, index: int) -> str:
+        return self.items[index].id
+
+    def prompt(self, index: int, agent: str) -> str:
+        return self.spec.prompts[agent](self.items[index], self.config)
+
+    def example(self, index: int) -> Mapping[str, Any]:
+        """What a custom reward callable receives besides the replies."""
+        item = self.items[index]
+        return types.MappingProxyType(
+            {"task_id": item.id, "source": item.source, "title": item.title, "subreddit": item.subreddit, "reference": item.reference}
+        )
+
+    def score(self, index: int, replies: Mapping[str, str]) -> PairScore:
+        item = self.items[index]
+        pair = PairTexts(self.agents, (replies[self.agents[0]], replies[self.agents[1]]), item.source, self.spec.source_name)
+        return score_pair(pair, self.config, item.reference if self.spec.uses_reference else None)
+
+    def level_reward(self, score: PairScore) -> RewardResult:
+        weights = self.config.weights
+        components = {name: getattr(weights, name) * value for name, value in score.level_scores().items()}
+        if self.spec.uses_reference:
+            components["rouge"] = weights.rouge * (score.rouge or 0.0)
+        return RewardResult.from_components(components)
+
+    def max_reward(self) -> float:
+        weights = self.config.weights
+        return weights.structure + weights.style + weights.coherence + (weights.rouge if self.spec.uses_reference else 0.0)
+
+    def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
+        score = self.score(index, replies)
+        levels_reward = self.level_reward(score)
+        reward = levels_reward if self.reward == "levels" else self._custom_reward(index, replies)
+        details = {
+            "levels": {o.name: {"score": round(o.score, 4), "passed": o.passed} for o in score.levels},
+            "metrics": score.metrics,
+            "level_reward": round(levels_reward.total, 4),
+        }
+        text = self._feedback(score, levels_reward)
+        return Evaluation(reward=reward, solved=score.solved, feedback=dict.fromkeys(self.agents, text), details=details)
+
+    def _custom_reward(self, index: int, replies: Mapping[str, str]) -> RewardResult:
+        try:
+            value = self.reward(types.MappingProxyType(dict(replies)), self.example(index))
+        except Exception as error:
+            raise RuntimeError(
+                f"The custom reward callable raised {type(error).__name__} on task {self.task_id(index)!r}: {error}"
+            ) from error
+        return RewardResult.coerce(value)
+
+    def _feedback(self, score: PairScore, reward: RewardResult) -> str:
+        lines = [f"Level reward {reward.total:.2f} of {self.max_reward():.2f}."]
+        lines += [outcome.message for outcome in score.levels]
+        last = score.levels[-1]
+        if not last.passed:
+            lines.append(f"Scoring stopped at the {last.name} level; later levels scored 0.")
+        if self.spec.uses_reference and score.rouge is not None:
+            lines.append(f"ROUGE (mean F1) of the {self.agents[0]} text against the author's TL;DR: {score.rouge:.2f}.")
+        return "\n".join(lines)
