@@ -9,7 +9,8 @@ TLDR_DETAILS = {
         "He is a 23-year-old man in a professional job who wants to pursue his career goals and has already "
         "delayed moving out of town for her. However, his 20-year-old girlfriend of 2.5 years is idealistic, "
         "wants to work for a non-profit and dislikes money and non-essential purchases. As a result, he "
-        "wonders whether the gap can be bridged before their talk in a few hours."
+        "is tired of waiting for their two worlds to come together and wonders whether the gap can be "
+        "bridged before their talk in a few hours."
     ),
     "t3_16d1zi": (
         "The poster sells a prank service that customises a 3D ultrasound image so that buyers can trick "

@@ -1,0 +1,27 @@
+"""Fixtures: the writing tasks over all rows, and the genuine pairs keyed by task id."""
+
+import pytest
+
+from llm_coop_envs.writing import arxiv_intro, tldr
+from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
+
+
+@pytest.fixture(scope="session")
+def tldr_task(data_dir):
+    return tldr.env(split="all").task
+
+
+@pytest.fixture(scope="session")
+def arxiv_task(data_dir):
+    return arxiv_intro.env(split="all").task
+
+
+def index_of(task, task_id: str) -> int:
+    return next(i for i in range(len(task)) if task.task_id(i) == task_id)
+
+
+@pytest.fixture(scope="session")
+def genuine(tldr_task, arxiv_task):
+    """env name -> (task, {task_id: (first text, second text)})."""
+    tldr_pairs = {tid: (tldr_task.items[index_of(tldr_task, tid)].reference, d) for tid, d in TLDR_DETAILS.items()}
+    return {"tldr": (tldr_task, tldr_pairs), "arxiv": (arxiv_task, dict(ARXIV_PAIRS))}
