@@ -43,7 +43,6 @@ def test_registered_envs_still_being_built_are_reported():
         warnings.warn(f"multi-turn tests skip envs whose modules do not exist yet: {missing_env_ids()}", stacklevel=1)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("num_turns", [1, 3])
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("name", ENV_NAMES)
