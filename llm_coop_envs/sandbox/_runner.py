@@ -123,6 +123,10 @@ def _run_setup(program: str, namespace: dict, nonce: str) -> bool:
         _report(nonce, "setup", status="syntax_error", etype=etype, msg=message,
                 line=getattr(exc, "lineno", None), col=getattr(exc, "offset", None))
         return False
+    except BaseException as exc:  # MemoryError, RecursionError: too big to compile here
+        etype, message = _describe(exc)
+        _report(nonce, "setup", status="error", etype=etype, msg=message)
+        return False
     try:
         exec(code, namespace)
     except BaseException as exc:

@@ -13,7 +13,7 @@ import pytest
 
 from llm_coop_envs.sandbox import run_tests
 
-from .watch import Listener, marked_processes, run_processes
+from .sandbox_watch import Listener, marked_processes, run_processes
 
 # TARGET, PORT and MARKER are filled in per test. No program defines a correct `f`, so any
 # passing test would mean the sandbox was fooled.

@@ -1,0 +1,105 @@
+"""run_tests never raises, never hangs, never leaks; batches keep order; threads are safe."""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import threading
+
+import pytest
+
+from llm_coop_envs.sandbox import SandboxConfig, run_tests, run_tests_batch
+
+from .sandbox_watch import run_processes
+
+JUNK = {
+    "nul_bytes": "x = 1\x00\x00",
+    "lone_surrogate": "s = '\ud800'\n\udfff",
+    "binary": bytes(range(256)).decode("latin-1") * 4,
+    "empty": "",
+    "deep_nesting": "x = " + "(" * 5000 + ")" * 5000,
+    "huge_but_allowed": "x = 1\n" * 200_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(JUNK))
+def test_junk_programs_give_a_result(name, cfg) -> None:
+    result = run_tests(JUNK[name], ["assert candidate() == 1"], "f", cfg)
+    assert result.status in ("syntax_error", "error", "ok")
+    assert result.passed == 0
+
+
+def test_too_large_program_is_rejected_without_running(cfg) -> None:
+    result = run_tests("x = 1\n" * 1_000_000, ["assert True"], None, cfg)
+    assert result.status == "error" and result.error_type == "ProgramTooLarge"
+
+
+def test_non_string_inputs_are_reported_not_raised(cfg) -> None:
+    assert run_tests(b"x = 1", ["assert True"], None, cfg).error_type == "TypeError"  # type: ignore[arg-type]
+    assert run_tests("x = 1", [None], None, cfg).error_type == "TypeError"  # type: ignore[list-item]
+
+
+def test_surrogates_travel_as_escapes(cfg) -> None:
+    result = run_tests("def f():\n    return '\\ud800'", ["assert candidate() == '\\ud800'"], "f", cfg)
+    assert result.status == "ok" and result.passed == 1, result
+    literal = run_tests("def f():\n    return '\ud800'", ["assert True"], "f", cfg)
+    assert literal.status == "syntax_error" and literal.error_type == "UnicodeEncodeError"
+
+
+def test_batch_keeps_order(cfg) -> None:
+    jobs = [(f"def f():\n    return {i}", [f"assert candidate() == {i}", "assert candidate() == -1"], "f")
+            for i in range(20)]
+    results = run_tests_batch(jobs, cfg, workers=2)
+    assert [r.tests[0].status for r in results] == ["passed"] * 20
+    assert [r.tests[1].status for r in results] == ["failed"] * 20
+    assert run_tests_batch([], cfg) == []
+
+
+def test_many_threads_at_once(cfg) -> None:
+    results: dict[int, int] = {}
+
+    def call(i: int) -> None:
+        result = run_tests(f"def f():\n    return {i}", [f"assert candidate() == {i}"], "f", cfg)
+        results[i] = result.passed
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {i: 1 for i in range(12)}
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_no_fd_or_process_leak(cfg) -> None:
+    cfg = dataclasses.replace(cfg, timeout_s=0.3)
+    run_tests("x = 1", ["assert x == 1"], None, cfg)  # warm up the pool
+    before = _open_fds()
+    for i in range(30):
+        run_tests("import os\nos.open('f', os.O_CREAT | os.O_WRONLY)\nwhile True: pass"
+                  if i % 10 == 0 else "x = 1", ["assert x == 1"], None, cfg)
+    assert _open_fds() == before
+    assert run_processes() == []
+
+
+def test_subprocess_scratch_is_removed_on_shutdown() -> None:
+    from llm_coop_envs.sandbox import shutdown
+    cfg = SandboxConfig(backend="subprocess", timeout_s=2.0)
+    run_tests("open('left-behind', 'w').write('x')", [], None, cfg)
+    assert glob.glob("/tmp/llm-coop-sandbox-*")
+    shutdown()
+    mine = [d for d in glob.glob("/tmp/llm-coop-sandbox-*") if os.stat(d).st_uid == os.getuid()]
+    assert not any(os.path.exists(os.path.join(d, "run-1", "left-behind")) for d in mine)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"backend": "docker"}, {"timeout_s": 0}, {"timeout_s": float("nan")}, {"memory_mb": 10},
+    {"max_processes": 0}, {"cpu_s": -1}, {"max_open_files": 3}, {"preload_modules": ("os.path",)},
+])
+def test_config_validation(kwargs) -> None:
+    with pytest.raises(ValueError):
+        SandboxConfig(**kwargs)
