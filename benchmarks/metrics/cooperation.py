@@ -123,8 +123,8 @@ def _functions_in_scope(functions: dict, entry_point: str | None, helpers: set[s
 
 
 def _entry_function(functions: dict, entry_point: str | None, helpers: set[str]):
-    if entry_point and entry_point in functions:
-        return functions[entry_point]
+    if entry_point:
+        return functions.get(entry_point)  # main must write the entry point; no guessing then
     calling = [f for f in functions.values() if _helper_calls(f, helpers)]
     if calling:
         return calling[-1]

@@ -1,0 +1,50 @@
+"""Add the code and text metrics to finished episodes, from their replies and the env's task.
+
+Coding tasks: the program is assembled exactly as the env does (:func:`llm_coop_envs.coding.program.build_program`,
+so a helper function that main redefines stays the helper's), then the cooperation classifier reads
+the helper's and main's code. Writing tasks: ROUGE against the item's reference, length ratio, overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from benchmarks.metrics.cooperation import analyze_cooperation
+from benchmarks.metrics.writing import writing_metrics
+from benchmarks.records import EpisodeRecord
+
+
+def annotate(task: Any, records: Iterable[EpisodeRecord]) -> None:
+    """Fill ``cooperates``/``scheme`` (coding) or ``writing`` (writing) of each record in place."""
+    index = {task.task_id(i): i for i in range(len(task))}
+    for record in records:
+        i = index.get(record.task_id)
+        if i is None:
+            continue
+        if _is_coding(task):
+            _annotate_code(task, i, record)
+        elif hasattr(task, "items"):
+            _annotate_text(task, i, record)
+
+
+def _is_coding(task: Any) -> bool:
+    problems = getattr(task, "problems", None)
+    return bool(problems) and hasattr(problems[0], "entry_point") and tuple(task.agents) == ("helper", "main")
+
+
+def _annotate_code(task: Any, i: int, record: EpisodeRecord) -> None:
+    from llm_coop_envs.coding.parsing import parse_reply
+    from llm_coop_envs.coding.program import build_program
+
+    problem = task.problems[i]
+    program = build_program(problem, parse_reply(record.replies.get("helper", "")), parse_reply(record.replies.get("main", "")))
+    analysis = analyze_cooperation(program.helper_code, program.main_code, problem.entry_point)
+    record.cooperates, record.scheme = analysis.cooperates, analysis.scheme
+
+
+def _annotate_text(task: Any, i: int, record: EpisodeRecord) -> None:
+    item = task.items[i]
+    uses_reference = getattr(getattr(task, "spec", None), "uses_reference", False)
+    reference = item.reference if uses_reference else None
+    record.writing = writing_metrics(record.replies, tuple(task.agents), reference)

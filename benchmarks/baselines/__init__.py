@@ -1,0 +1,6 @@
+"""Baselines: reply generators, the methods of the literature, and the lockstep episode runner."""
+
+from benchmarks.baselines.generator import Reply, ReplyGenerator, ScriptedGenerator
+from benchmarks.baselines.methods import METHODS, Method, get_method, register_method
+
+__all__ = ["METHODS", "Method", "Reply", "ReplyGenerator", "ScriptedGenerator", "get_method", "register_method"]

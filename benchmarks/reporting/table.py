@@ -1,0 +1,72 @@
+"""The results as a markdown table: one row per method, the columns the papers report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def markdown_table(methods: Mapping[str, Mapping[str, Any]]) -> str:
+    """Coding: pass@k, accuracy@k, cooperation, reward, tokens; writing: reward, ROUGE, ratios."""
+    if not methods:
+        return "(no results)\n"
+    columns = _columns(methods)
+    lines = ["| method | " + " | ".join(title for title, _ in columns) + " |", "| --- |" + " ---: |" * len(columns)]
+    for label, summary in methods.items():
+        lines.append(f"| {label} | " + " | ".join(_format(getter(summary)) for _, getter in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _columns(methods: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, Any]]:
+    first = next(iter(methods.values()))
+    ks = list(first.get("pass_at_k", {}))
+    columns: list[tuple[str, Any]] = []
+    coding = any("accuracy_at_k" in s for s in methods.values())
+    if coding:
+        columns += [(f"pass@{k}", _percent("pass_at_k", k)) for k in ks]
+        columns += [(f"acc@{k}", _percent("accuracy_at_k", k)) for k in ks]
+        columns.append(("coop. rate", _percent_field("cooperation_rate")))
+    columns.append(("solved", _percent_field("solved_rate")))
+    columns.append(("reward", lambda s: s.get("reward")))
+    writing_keys = list(dict.fromkeys(k for s in methods.values() for k in s.get("writing", {})))
+    columns += [(key, _writing(key)) for key in writing_keys]
+    columns.append(("tokens/ep", lambda s: s["efficiency"]["tokens_per_episode"]))
+    columns.append(("critical tokens/ep", lambda s: s["efficiency"]["critical_path_tokens_per_episode"]))
+    columns.append(("gen. s/ep", lambda s: s["efficiency"]["generation_latency_s_per_episode"]))
+    return columns
+
+
+def _percent(field: str, k: str):
+    return lambda s: _scaled(s.get(field, {}).get(k))
+
+
+def _percent_field(field: str):
+    return lambda s: _scaled(s.get(field))
+
+
+def _writing(key: str):
+    return lambda s: s.get("writing", {}).get(key)
+
+
+def _scaled(value: float | None) -> str | None:
+    return None if value is None else f"{100 * value:.2f}%"
+
+
+def _format(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 100 else f"{value:.0f}"
+    return str(value)
+
+
+def schemes_table(methods: Mapping[str, Mapping[str, Any]]) -> str:
+    """Share of each cooperation scheme among solved joint replies, per method ('' if not coding)."""
+    rows = {label: s["schemes_of_solved"] for label, s in methods.items() if s.get("schemes_of_solved")}
+    if not rows:
+        return ""
+    schemes = list(next(iter(rows.values())))
+    lines = ["| method | " + " | ".join(schemes) + " |", "| --- |" + " ---: |" * len(schemes)]
+    for label, shares in rows.items():
+        lines.append(f"| {label} | " + " | ".join(f"{100 * shares[s]:.1f}%" for s in schemes) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,99 @@
+"""The baselines' plumbing on the real HumanEval env and sandbox, with scripted replies (no model)."""
+
+import itertools
+import json
+
+import pytest
+
+from benchmarks.baselines import METHODS, ScriptedGenerator, get_method
+from benchmarks.cli import eval_command
+from benchmarks.evaluate import Entry, EvalConfig, evaluate
+
+HELPER = "```python\ndef aux(a, b, threshold):\n    return abs(a - b) < threshold\n```"
+MAIN = """```python
+def has_close_elements(numbers, threshold):
+    for i, a in enumerate(numbers):
+        for b in numbers[i + 1:]:
+            if aux(a, b, threshold):
+                return True
+    return False
+```"""
+WRONG_MAIN = "def has_close_elements(numbers, threshold):\n    return aux(numbers[0], numbers[-1], threshold)\n"
+SOLO = MAIN.replace("aux(a, b, threshold)", "abs(a - b) < threshold")
+CONFIG = dict(env="humaneval-v0", env_kwargs={"split": "test"}, task_ids=("HumanEval/0",), ks=(1, 2, 4))
+
+
+def alternating_team():
+    """main is right on every other call, so c = n / 2 per method."""
+    flips = itertools.cycle([True, False])
+
+    def script(prompt, agent):
+        if agent == "helper":
+            return HELPER
+        if "helper agent" not in prompt:
+            return SOLO
+        return MAIN if next(flips) else WRONG_MAIN
+
+    generator = ScriptedGenerator(script)
+    return {"helper": generator, "main": generator}, generator
+
+
+def test_all_methods_end_to_end():
+    team, generator = alternating_team()
+    entries = [Entry(name, get_method(name), team) for name in ("single", "concat", "sequential", "discussion", "env")]
+    results = evaluate(EvalConfig(n=4, **CONFIG), entries)
+    methods = results["methods"]
+    assert methods["single"]["pass_at_k"] == {"1": 1.0, "2": 1.0, "4": 1.0}
+    assert methods["concat"]["pass_at_k"]["1"] == pytest.approx(0.5)
+    assert methods["concat"]["pass_at_k"]["2"] == pytest.approx(1 - 1 / 6)  # 1 - C(2,2)/C(4,2)
+    assert methods["concat"]["schemes_of_solved"]["strategy_filter"] == 1.0
+    assert methods["concat"]["cooperation_rate"] == 1.0
+    assert methods["single"]["cooperation_rate"] == 0.0
+    assert 0 < methods["concat"]["accuracy_at_k"]["1"] < 1
+    assert methods["discussion"]["efficiency"]["tokens_per_episode"] > methods["concat"]["efficiency"]["tokens_per_episode"]
+    episode = next(e for e in results["episodes"] if e["method"] == "discussion")
+    assert episode["turns"] == 2 and episode["tests_total"] > 0
+    # lockstep batching: one generator call per role per step, not one per episode
+    assert max(size for _, size in generator.calls) == 4
+    json.dumps(results)
+
+
+def test_sequential_main_sees_helper_reply():
+    seen = []
+
+    def script(prompt, agent):
+        seen.append((agent, HELPER.splitlines()[1] in prompt))
+        return HELPER if agent == "helper" else MAIN
+
+    generator = ScriptedGenerator(script)
+    evaluate(EvalConfig(n=1, **CONFIG), [Entry("seq", get_method("sequential"), {"helper": generator, "main": generator})])
+    assert seen == [("helper", False), ("main", True)]
+
+
+def test_bad_inputs_are_explained():
+    with pytest.raises(ValueError, match="Unknown method"):
+        get_method("nope")
+    with pytest.raises(ValueError, match="n \\(samples"):
+        EvalConfig(env="humaneval-v0", n=0)
+    team, _ = alternating_team()
+    with pytest.raises(ValueError, match="Unknown task ids"):
+        evaluate(EvalConfig(env="humaneval-v0", task_ids=("X/1",)), [Entry("concat", METHODS["concat"], team)])
+
+
+def test_cli_writes_report(tmp_path, capsys):
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps({"helper": HELPER, "main": MAIN}))
+    out = tmp_path / "out"
+    code = eval_command(
+        ["humaneval-v0", "--scripted", str(script), "-n", "2", "--ks", "1,2", "--task-ids", "HumanEval/0",
+         "--methods", "concat,sequential", "--out", str(out), "-q"]
+    )
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["methods"]) == {"concat", "sequential"}
+    assert results["methods"]["concat"]["pass_at_k"]["1"] == 1.0
+    assert "llm-coop eval humaneval-v0" in results["command"]
+    assert "| concat | 100.00% |" in (out / "results.md").read_text()
+    assert (out / "pass_at_k.png").stat().st_size > 1000
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 4
+    assert eval_command(["humaneval-v0", "--methods", "bogus", "-q"]) == 2
