@@ -49,17 +49,19 @@ def _program_lines(verdict: Verdict) -> list[str]:
         return ["Tests: not run (no entry point)."]
     issue = program.syntax
     if issue is not None:
-        where = f" in the {issue.owner}'s code" if issue.owner in ("helper", "main") else ""
+        where = f" in the {issue.owner}'s code" if issue.owner in ("helper", "main") else " in the prompt's code"
         position = f" at line {issue.line}, column {issue.col}" if issue.line is not None else ""
         shown = f": `{issue.text}`" if issue.text else ""
         return [f"Syntax error{where}{position}: {issue.message}{shown}. Tests not run."]
     result = verdict.result
     if result is None:
         return ["Tests: not run."]
-    if result.status != "ok":
+    if result.status not in ("ok", "timeout"):
         message = _short(result.error_message or "", MAX_MESSAGE_CHARS)
-        return [f"The program failed to load ({result.status}, {result.error_type}: {message}). Tests not run."]
+        return [f"The program failed to load ({result.error_type}: {message}). Tests not run."]
     lines = [f"Tests: {result.passed}/{len(verdict.problem.tests)} passed."]
+    if result.status == "timeout":
+        lines.append("The run was stopped at its time limit (an endless loop or very slow code?).")
     failures = [(t, o) for t, o in zip(verdict.problem.tests, result.tests) if o.status != "passed"]
     for test, outcome in failures[:MAX_FAILURES_SHOWN]:
         reason = outcome.error_type or outcome.status

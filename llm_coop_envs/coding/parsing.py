@@ -77,19 +77,27 @@ def parse_reply(reply: str) -> ParsedReply:
 
 def _parse(reply: str) -> ParsedReply:
     text = reply.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        return ParsedReply(pieces=(), origin="empty")
     blocks = fenced_blocks(text)
-    origin = "fenced" if blocks else "bare"
-    if not blocks:
-        blocks = [text]
+    if blocks:
+        pieces, dropped = _blocks_pieces(blocks)
+        if any(p.kind != "import" for p in pieces):
+            return ParsedReply(tuple(pieces), "fenced", tuple(dict.fromkeys(dropped)))
+        # The fences held only examples or output: the code is outside them.
+        text = "\n".join(line for line in text.split("\n") if not line.strip().startswith("```"))
+    pieces, dropped = _blocks_pieces([text])
+    return ParsedReply(tuple(pieces), "bare", tuple(dict.fromkeys(dropped)))
+
+
+def _blocks_pieces(blocks: list[str]) -> tuple[list[Piece], list[str]]:
     pieces: list[Piece] = []
     dropped: list[str] = []
     for block in blocks:
         block_pieces, block_dropped = _block_pieces(_dedent(block))
         pieces += block_pieces
         dropped += block_dropped
-    if not pieces and not text.strip():
-        origin = "empty"
-    return ParsedReply(pieces=tuple(pieces), origin=origin, dropped=tuple(dict.fromkeys(dropped)))
+    return pieces, dropped
 
 
 # ----------------------------------------------------------------------------- fences

@@ -25,11 +25,14 @@ class SyntaxIssue:
 
     message: str
     line: int | None
+    """Line within the owner's code (the code extracted from its reply), 1-based."""
     col: int | None
     owner: str
     """"context", "helper" or "main": whose section the line falls in."""
     text: str
     """The offending line, stripped and truncated."""
+    program_line: int | None = None
+    """The same line counted in the whole program."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,9 +102,12 @@ def _syntax_issue(source: str, spans: list[tuple[str, int, int]]) -> SyntaxIssue
         compile(source, "<program>", "exec", dont_inherit=True)
     except SyntaxError as error:
         line = error.lineno
-        owner = next((o for o, first, last in spans if line is not None and first <= line <= last), "main")
+        owner, first = next(
+            ((o, first) for o, first, last in spans if line is not None and first <= line <= last), ("main", None)
+        )
+        local_line = line - first + 1 if line is not None and first is not None else line
         text = (error.text or "").strip()[:120]
-        return SyntaxIssue(message=str(error.msg), line=line, col=error.offset, owner=owner, text=text)
+        return SyntaxIssue(str(error.msg), local_line, error.offset, owner, text, program_line=line)
     except _COMPILE_ERRORS as error:
         return SyntaxIssue(message=f"{type(error).__name__}: {error}"[:200], line=None, col=None, owner="main", text="")
     return None

@@ -100,7 +100,10 @@ def _details(verdict: Verdict) -> dict[str, Any]:
     }
     if program.syntax is not None:
         issue = program.syntax
-        details["syntax_error"] = {"message": issue.message, "line": issue.line, "col": issue.col, "owner": issue.owner}
+        details["syntax_error"] = {
+            "message": issue.message, "owner": issue.owner, "line": issue.line, "col": issue.col,
+            "program_line": issue.program_line,
+        }
     if result is not None:
         details["sandbox"] = _sandbox_summary(result)
         details["tests"] = [
