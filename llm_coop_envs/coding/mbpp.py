@@ -46,9 +46,13 @@ program, so the test component counts every assert of ``check(candidate)`` separ
 | structure | main defines the entry point (missing: scoring stops) | ``main_defined`` | +0.6 |
 | syntax | the whole program compiles (otherwise scoring stops) | ``syntax`` | +0.5 |
 | tests | fraction of the tests that pass | ``tests`` | 0 … +1.0 |
-| cooperation (≥ 1 test passes and the helper defined a function) | main calls a helper function | ``uses_helper`` | +0.5 |
-| | main is more than a thin wrapper (``return aux(...)``) | ``beyond_wrapper`` | +1.0 |
-| | main never uses the return value of its helper calls | ``ignored_return`` | −0.5 |
+| cooperation (≥ 1 test passes and the helper defined a function) | main's code refers to a helper function (a call, or passing it as a value) | ``uses_helper`` | +0.5 |
+| | the entry point is more than a thin wrapper: its body is not just ``return aux(...)`` (or ``r = aux(...)``; ``return r``) | ``beyond_wrapper`` | +1.0 |
+| | every helper call in main is a bare statement whose value is thrown away | ``ignored_return`` | −0.5 |
+
+The maximum is 4.0. "Helper function" means any function the helper agent defined (other than
+the entry point); the prompts ask for one named ``aux``. All cooperation facts are read from the
+syntax tree of main's code; nothing about them is executed.
 
 ``"execution"``: ``syntax`` +0.2, ``runs`` (loads without error) +0.3, ``tests`` +0.1 per passing
 test. A callable ``reward=f`` gets keyword arguments (``problem``, ``helper_code``, ``main_code``,
