@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -68,11 +67,11 @@ def _post_once(url: str, body: bytes, headers: dict[str, str], timeout_s: float,
     except urllib.error.HTTPError as error:
         error.close()
         raise ReviewerError(f"HTTP {error.code}", retryable=error.code in RETRYABLE_STATUS) from None
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:  # socket.timeout is an alias of it since Python 3.10
         raise ReviewerError(f"no answer within {timeout_s:g} s", retryable=True) from None
     except urllib.error.URLError as error:
         reason = error.reason
-        if isinstance(reason, (TimeoutError, socket.timeout)):
+        if isinstance(reason, TimeoutError):
             raise ReviewerError(f"no answer within {timeout_s:g} s", retryable=True) from None
         raise ReviewerError(f"cannot reach the endpoint ({type(reason).__name__})", retryable=True) from None
     except (OSError, http.client.HTTPException) as error:  # refused, reset, malformed status line...

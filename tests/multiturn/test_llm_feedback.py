@@ -74,11 +74,12 @@ def test_no_key_variable_sends_no_authorization(monkeypatch):
         (completion("Looks great to me, keep going!"), "no JSON suggestion"),
         (completion('["a list", "not an object"]'), "no JSON suggestion"),
         (status(401), "HTTP 401"),
+        (completion("x" * 5_000), "larger than 2000 bytes"),
     ],
 )
 def test_garbage_answers_fall_back_to_tests_feedback_without_retrying(behaviour, reason):
     with reviewer_server(behaviour) as server:
-        *_, infos = first_turn(make_env(server.url, max_retries=2))
+        *_, infos = first_turn(make_env(server.url, max_retries=2, max_response_bytes=2_000))
     feedback = infos["first"]["feedback"]
     assert feedback.startswith("missing the word 'apple'") and reason in feedback and FALLBACK_NOTE in feedback
     assert len(server.requests) == 1

@@ -20,7 +20,9 @@ PROVIDERS = ("tests", "plain", "callable", "llm")
 def count_feedback(context: FeedbackContext) -> dict[str, str]:
     """A user's own provider: deterministic, built only from the context."""
     components = ", ".join(f"{k}={v:.2f}" for k, v in context.evaluation.reward.components.items())
-    return {agent: f"turn {context.turn}: {len(reply)} characters; {components}" for agent, reply in context.replies.items()}
+    return {
+        agent: f"turn {context.turn}: {len(text)} characters; {components}" for agent, text in context.replies.items()
+    }
 
 
 @pytest.fixture(scope="module")
