@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -39,14 +40,21 @@ class CodingProblem:
             )
         if not row["entry_point"].isidentifier():
             raise ValueError(f"Problem {row['task_id']!r}: entry_point {row['entry_point']!r} is not a Python name.")
+        tests, context = _prepare(row["prompt"], row["test"], row["entry_point"])
         return cls(
             task_id=row["task_id"],
             prompt=row["prompt"],
             entry_point=row["entry_point"],
-            tests=split_check(row["test"]),
-            context=prompt_context(row["prompt"], row["entry_point"]),
+            tests=tests,
+            context=context,
             row=MappingProxyType(dict(row)),
         )
+
+
+@functools.lru_cache(maxsize=4096)
+def _prepare(prompt: str, test: str, entry_point: str) -> tuple[tuple[TestCase, ...], str]:
+    # Envs are made often (trainers, tests, evaluation scripts); split each problem once per process.
+    return split_check(test), prompt_context(prompt, entry_point)
 
 
 def prompt_context(prompt: str, entry_point: str) -> str:

@@ -175,3 +175,21 @@ def test_bad_reward_and_sandbox_arguments_say_how_to_fix_them():
         CodingTask(rows(), sandbox={"timeout_s": 1})
     with pytest.raises(TypeError, match="returned"):
         CodingTask(rows(), reward=lambda **_: "high").evaluate(0, {"helper": "", "main": ""})
+
+
+def test_feedback_names_each_agents_part_and_details_are_json(task):
+    import json
+
+    wraps = task.evaluate(0, {"helper": HELPER_DOUBLE_SUM, "main": MAIN_WRAPS})
+    assert wraps.feedback["helper"].splitlines()[0] == "Helper: `aux` found."
+    assert "only wraps `aux`" in wraps.feedback["main"]
+    ignores = task.evaluate(0, {"helper": HELPER_SUM, "main": MAIN_IGNORES})
+    assert "ignores its return value" in ignores.feedback["helper"]
+    alone = task.evaluate(0, {"helper": "", "main": MAIN_ALONE})
+    assert "no function found" in alone.feedback["helper"]
+    unused = task.evaluate(0, {"helper": HELPER_SUM, "main": MAIN_ALONE})
+    assert "do not call the helper's function" in unused.feedback["main"]
+    details = json.loads(json.dumps(dict(unused.details)))
+    assert details["parse"]["helper"]["origin"] == "fenced"
+    assert details["tests"][0] == {"test": "assert candidate(1, 2) == 6", "status": "passed", "error_type": None, "message": None}
+    assert details["sandbox"]["status"] == "ok"
