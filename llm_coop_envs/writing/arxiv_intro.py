@@ -59,7 +59,7 @@ written for the tests score 3.0.
 |---|---|---|
 | `split` | `"train"` | `"train"` (rows 0–905), `"test"` (rows 906–1131) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows with `abstract_text` (or `abstract`), optional `article_id` (or `id`) and `title` |
-| `reward` | `"levels"` | or a callable `reward(replies, example) -> float \\| RewardResult`; `example` has `task_id`, `source` (the abstract), `title`, `subreddit` (empty), `reference` (None) |
+| `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source` (the abstract), `title`, `subreddit` (empty), `reference` (None) |
 | `reward_config` | `ARXIV_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"coherence": 0.5}` |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |

@@ -107,8 +107,8 @@ TLDR_LEVELS = LevelConfig(
     second_words=(16, 300),
     length_ratio=Band(1.1, 1.6, 3.2, 5.0),
     # A good detailed summary adds what the TL;DR leaves out, so the two may share few words
-    # (authors' TL;DRs share none with parts of their own post in a quarter of cases): too little
-    # overlap only loses credit; repetition (above 0.60) fails.
+    # (an author's TL;DR shares no content word with a random 60-word stretch of its own post in
+    # 13 % of the posts): too little overlap only loses credit; repetition (above 0.60) fails.
     overlap=Band(0.0, 0.05, 0.35, 0.60),
 )
 """``tldr-v0``: short summary 8–100 words, detailed one 16–300 words and 1.6–3.2× as long."""

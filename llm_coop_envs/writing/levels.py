@@ -170,4 +170,9 @@ def _coherence(tokens, config: LevelConfig, metrics: dict) -> LevelOutcome:
         return LevelOutcome("coherence", 0.0, False, f"Coherence failed: {what}: too many transitions.")
     by_count = config.category_scores[min(len(categories), len(config.category_scores) - 1)]
     score = by_count * band.score(density)
-    return LevelOutcome("coherence", score, True, f"Coherence passed: {what}.")
+    hint = ""
+    if by_count < 1.0:
+        hint = ": link ideas with transitions of more kinds (contrast, cause and effect, example, ...)"
+    elif density > band.ideal_high:
+        hint = ": use fewer transitions"
+    return LevelOutcome("coherence", score, True, f"Coherence passed: {what}{hint}.")

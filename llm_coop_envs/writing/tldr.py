@@ -62,7 +62,7 @@ pair (the author's TL;DR and a faithful longer summary) scores about 3.8.
 |---|---|---|
 | `split` | `"train"` | `"train"` (rows 0–399), `"test"` (rows 400–499) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows: `post` (+ `title`, `subreddit`, `summary`, `id`) or the Hub layout `prompt`/`completion` |
-| `reward` | `"levels"` | or a callable `reward(replies, example) -> float \\| RewardResult`; `example` has `task_id`, `source`, `title`, `subreddit`, `reference` |
+| `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source`, `title`, `subreddit`, `reference` |
 | `reward_config` | `TLDR_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"rouge": 0.0}` |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |
