@@ -124,7 +124,7 @@ def fenced_blocks(text: str) -> list[str]:
 
 def _dedent(block: str) -> str:
     # Code indented as a whole (inside a list item, or by a chat template) still counts.
-    return textwrap.dedent(block) if block[:1] in (" ", "\t") else block
+    return textwrap.dedent(block)
 
 
 # ----------------------------------------------------------------------------- statements

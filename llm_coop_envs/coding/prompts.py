@@ -16,10 +16,17 @@ _CODE_ONLY = "Reply with Python code only, in one ```python block; no tests, no 
 
 
 def helper_prompt(problem: CodingProblem, protocol: str) -> str:
-    reader = "will read your code before writing" if protocol == "sequential" else "writes at the same time as you and"
+    entry = problem.entry_point
+    if protocol == "sequential":
+        partner = f"The main agent will read your code, then write `{entry}` and call your function in it."
+    else:
+        partner = (
+            f"The main agent writes `{entry}` at the same time as you, without seeing your code, "
+            f"and will call your function `{HELPER_NAME}` in it."
+        )
     lines = [
         "You are the helper agent of a two-agent programming team.",
-        f"The main agent {reader} will call your function inside `{problem.entry_point}`.",
+        partner,
         "",
         "Problem:",
         problem.prompt.rstrip(),
