@@ -22,7 +22,7 @@ from llm_coop_envs.core.episode import Episode
 from llm_coop_envs.core.spaces import UnicodeText
 from llm_coop_envs.core.task import Evaluation, Task
 from llm_coop_envs.core.transcript import partner_context, render_transcript, revision_prompt
-from llm_coop_envs.feedback import FeedbackContext, TestsFeedback, feedback_provider
+from llm_coop_envs.feedback import FeedbackContext, TestsFeedback, feedback_provider, is_deterministic
 
 PROTOCOLS = ("parallel", "sequential")
 DEFAULT_MAX_REPLY_CHARS = 100_000
@@ -138,9 +138,9 @@ class CoopEnv(ParallelEnv):
     def _finish_turn(self, episode: Episode):
         replies = {agent: episode.pending[agent] for agent in self.possible_agents}
         evaluation = self.task.evaluate(episode.index, {a: self._clean(r) for a, r in replies.items()})
-        feedback = self._feedback(episode, replies, evaluation)
-        episode.history.append(self._turn_record(episode, replies, evaluation, feedback))
         done = episode.turn >= self.num_turns or (self.stop_when_solved and evaluation.solved)
+        feedback = self._feedback(episode, replies, evaluation, done)
+        episode.history.append(self._turn_record(episode, replies, evaluation, feedback))
         episode.last_replies, episode.pending = replies, {}
         reward = evaluation.reward.total
         played_turn, live = episode.turn, list(self.agents)
@@ -160,7 +160,9 @@ class CoopEnv(ParallelEnv):
             print(self.render())
         return observations, rewards, terminations, truncations, infos
 
-    def _feedback(self, episode: Episode, replies: Mapping[str, str], evaluation: Evaluation) -> dict[str, str]:
+    def _feedback(
+        self, episode: Episode, replies: Mapping[str, str], evaluation: Evaluation, done: bool
+    ) -> dict[str, str]:
         context = FeedbackContext(
             task_id=episode.task_id,
             turn=episode.turn,
@@ -168,6 +170,7 @@ class CoopEnv(ParallelEnv):
             prompts=episode.prompts,
             replies=replies,
             evaluation=evaluation,
+            episode_ends=done,
         )
         try:
             return dict(self.feedback(context))
@@ -268,6 +271,11 @@ class CoopEnv(ParallelEnv):
         if self._episode is None:
             raise RuntimeError("state() called before reset().")
         return "\n\n".join(f"[{a}]\n{self._episode.observations[a]}" for a in self.possible_agents)
+
+    @property
+    def deterministic_feedback(self) -> bool:
+        """False when the feedback provider (e.g. an outside reviewer model) may vary between runs."""
+        return is_deterministic(self.feedback)
 
     @property
     def np_random(self) -> np.random.Generator:
