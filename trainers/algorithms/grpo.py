@@ -1,0 +1,33 @@
+"""GRPO with one agent doing the whole task (Shao et al., 2024, arXiv:2402.03300).
+
+The single-agent baseline of the MAGRPO paper: one policy answers alone (e.g. ``humaneval-v0``), its G
+replies to a prompt form the group, and the advantage is the group-normalised reward
+A_g = (R_g − mean R) / (std R + ε) (GRPO's outcome supervision, Sec. 4.1.2).
+
+With a multi-agent env it refuses unless ``policy: shared`` (one model playing every role), since
+"one agent does the whole task" would otherwise be false.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from trainers.algorithms.base import LossBatch, group_relative, policy_gradient_loss, register_algorithm
+from trainers.rollout import Group
+
+
+@register_algorithm("grpo")
+class GRPO:
+    single_agent = True
+    """The trainer checks this: a multi-agent env needs ``policy: shared``."""
+
+    def __init__(self, normalize_std: bool = True, eps: float = 1e-6) -> None:
+        self.normalize_std = normalize_std
+        self.eps = eps
+
+    def advantages(self, group: Group) -> np.ndarray:
+        return group_relative(group.returns, self.normalize_std, self.eps)
+
+    def loss(self, batch: LossBatch) -> torch.Tensor:
+        return policy_gradient_loss(batch)

@@ -1,0 +1,303 @@
+"""The agents' policies: which model (and which LoRA adapter) speaks for each agent, and its log-probs.
+
+Three layouts (``TrainConfig.policy``):
+
+* ``lora_per_agent`` (default): one base model in memory, one peft LoRA adapter per agent. Generation
+  batches all agents together with per-row adapters; training activates one adapter at a time.
+* ``separate``: one model per agent, possibly different architectures (``agent_models``); LoRA or full.
+* ``shared``: one policy (one adapter, or full weights) plays every role.
+
+Weights that are trained are grouped by *key* (an agent name, or ``"shared"``); each key has its own
+optimizer. Models stay in ``eval()`` mode throughout: dropout would make the log-prob ratios of
+repeated passes noisy, and peft only mixes adapters within one batch outside training mode.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from trainers.config import TrainConfig
+
+SHARED_KEY = "shared"
+_FALLBACK_TEMPLATE_SEPARATOR = "\n"
+
+
+@dataclasses.dataclass
+class AgentSlot:
+    """Where one agent's policy lives."""
+
+    model: torch.nn.Module
+    tokenizer: Any
+    adapter: str | None
+    """peft adapter name, or None when the model's own weights are trained (full fine-tuning)."""
+    key: str
+    """The group of trainable weights this agent updates (shared by every agent of the ``shared`` layout)."""
+
+
+class Policies:
+    """Every agent's slot, plus the operations the trainer needs: prompts, log-probs, state."""
+
+    def __init__(self, slots: Mapping[str, AgentSlot], device: torch.device, train_dtype: str = "float32") -> None:
+        self.slots = dict(slots)
+        self.agents = tuple(self.slots)
+        self.device = device
+        self.train_dtype = train_dtype
+        self._references: dict[str, torch.nn.Module] = {}
+        self._prompt_cache: dict[tuple[int, str], tuple[int, ...]] = {}
+
+    # ----------------------------------------------------------------- structure
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(slot.key for slot in self.slots.values()))
+
+    def agents_of(self, key: str) -> tuple[str, ...]:
+        return tuple(agent for agent, slot in self.slots.items() if slot.key == key)
+
+    def slot_of_key(self, key: str) -> AgentSlot:
+        return self.slots[self.agents_of(key)[0]]
+
+    def named_trainable(self, key: str) -> dict[str, torch.nn.Parameter]:
+        """The tensors that ``key`` trains, by parameter name (LoRA matrices of its adapter, or all weights)."""
+        slot = self.slot_of_key(key)
+        if slot.adapter is None:
+            return dict(slot.model.named_parameters())
+        pattern = re.compile(rf"\.lora_(A|B|embedding_A|embedding_B)\.{re.escape(slot.adapter)}\.")
+        return {name: p for name, p in slot.model.named_parameters() if pattern.search(name)}
+
+    def activate(self, agent: str) -> AgentSlot:
+        slot = self.slots[agent]
+        if slot.adapter is not None:
+            slot.model.set_adapter(slot.adapter)  # also makes only this adapter's tensors require grad
+        return slot
+
+    # ----------------------------------------------------------------- prompts
+    def prompt_ids(self, agent: str, observation: str) -> tuple[int, ...]:
+        """The observation as the user turn of the agent's chat template, ready for the reply."""
+        tokenizer = self.slots[agent].tokenizer
+        cache_key = (id(tokenizer), observation)
+        if cache_key not in self._prompt_cache:
+            if len(self._prompt_cache) > 4096:
+                self._prompt_cache.clear()
+            self._prompt_cache[cache_key] = tuple(encode_prompt(tokenizer, observation))
+        return self._prompt_cache[cache_key]
+
+    # ----------------------------------------------------------------- log-probs
+    def token_logprobs(
+        self, agent: str, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log π(token | prefix) for every completion token, with grad: ([B, T], mask [B, T])."""
+        slot = self.activate(agent)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"):
+            return completion_logprobs(slot.model, slot.tokenizer, prompts, completions, self.device)
+
+    @torch.no_grad()
+    def reference_logprobs(
+        self, agent: str, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]]
+    ) -> torch.Tensor:
+        """Log-probs under the initial policy (adapters disabled, or the frozen copy of full weights)."""
+        slot = self.slots[agent]
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"):
+            if slot.adapter is not None:
+                with slot.model.disable_adapter():
+                    return completion_logprobs(slot.model, slot.tokenizer, prompts, completions, self.device)[0]
+            reference = self._references.get(slot.key)
+            if reference is None:
+                raise RuntimeError("No reference model: build the policies with keep_reference=True for a KL penalty.")
+            return completion_logprobs(reference, slot.tokenizer, prompts, completions, self.device)[0]
+
+    def keep_reference(self) -> None:
+        """Freeze a copy of fully fine-tuned weights so a KL penalty can compare against them."""
+        for key in self.keys:
+            slot = self.slot_of_key(key)
+            if slot.adapter is None and key not in self._references:
+                self._references[key] = copy.deepcopy(slot.model).requires_grad_(False).eval()
+
+    # ----------------------------------------------------------------- state
+    def state_dict(self, key: str) -> dict[str, torch.Tensor]:
+        return {name: p.detach().to("cpu").clone() for name, p in self.named_trainable(key).items()}
+
+    def load_state_dict(self, key: str, state: Mapping[str, torch.Tensor]) -> None:
+        params = self.named_trainable(key)
+        missing = set(params) - set(state)
+        if missing:
+            raise ValueError(f"Checkpoint for {key!r} lacks {len(missing)} tensors, e.g. {sorted(missing)[:2]}.")
+        with torch.no_grad():
+            for name, param in params.items():
+                param.copy_(state[name].to(param.device, param.dtype))
+
+    def save_pretrained(self, folder: str) -> None:
+        """Export each key's weights in the standard format (peft adapter folder, or a full model folder)."""
+        from pathlib import Path
+
+        for key in self.keys:
+            slot = self.slot_of_key(key)
+            target = Path(folder) / key
+            if slot.adapter is not None:
+                slot.model.save_pretrained(str(target), selected_adapters=[slot.adapter])
+            else:
+                slot.model.save_pretrained(str(target))
+            slot.tokenizer.save_pretrained(str(target))
+
+
+# ---------------------------------------------------------------------------- pure-ish helpers
+def encode_prompt(tokenizer: Any, observation: str) -> list[int]:
+    """Chat template when the tokenizer has one (the normal case), else the raw text and a newline."""
+    if getattr(tokenizer, "chat_template", None):
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": observation}], tokenize=False, add_generation_prompt=True
+        )
+    else:
+        text = observation + _FALLBACK_TEMPLATE_SEPARATOR
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def completion_logprobs(
+    model: torch.nn.Module,
+    tokenizer: Any,
+    prompts: Sequence[Sequence[int]],
+    completions: Sequence[Sequence[int]],
+    device: torch.device,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token log-probs of each completion given its prompt: ([B, T], mask [B, T]).
+
+    Rows are laid out as ``[left pad | prompt | completion | right pad]`` with every completion starting
+    in the same column, so the logits of the last T+1 positions (``logits_to_keep``) cover all of them
+    and the full vocabulary is never materialised for prompt positions.
+    """
+    pad = pad_token_id(tokenizer)
+    prompt_width = max(len(p) for p in prompts)
+    width = max(max(len(c) for c in completions), 1)
+    rows, masks, completion_mask = [], [], []
+    for prompt, completion in zip(prompts, completions):
+        left, right = prompt_width - len(prompt), width - len(completion)
+        rows.append([pad] * left + list(prompt) + list(completion) + [pad] * right)
+        masks.append([0] * left + [1] * (len(prompt) + len(completion)) + [0] * right)
+        completion_mask.append([1] * len(completion) + [0] * right)
+    input_ids = torch.tensor(rows, device=device)
+    attention = torch.tensor(masks, device=device)
+    positions = (attention.cumsum(-1) - 1).clamp(min=0)
+    logits = model(
+        input_ids=input_ids, attention_mask=attention, position_ids=positions, logits_to_keep=width + 1
+    ).logits[:, :-1].float()
+    targets = input_ids[:, prompt_width:]
+    logps = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return logps, torch.tensor(completion_mask, device=device, dtype=logps.dtype)
+
+
+def pad_token_id(tokenizer: Any) -> int:
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    return int(pad if pad is not None else 0)
+
+
+# ---------------------------------------------------------------------------- building
+ModelPair = tuple[torch.nn.Module, Any]
+
+
+def build_policies(
+    agents: Sequence[str],
+    cfg: TrainConfig,
+    models: ModelPair | Mapping[str, ModelPair] | None = None,
+    device: torch.device | None = None,
+) -> Policies:
+    """Load (or take) the models and attach adapters as ``cfg.policy`` says.
+
+    ``models`` lets a caller pass ready models: one ``(model, tokenizer)`` pair for every agent, or a
+    mapping agent → pair (``separate`` layout). Otherwise ``cfg.model``/``cfg.agent_models`` are loaded.
+    """
+    device = device or resolve_device(cfg.device)
+    torch.manual_seed(cfg.seed)  # LoRA initialisation is part of the run's seed
+    if cfg.policy == "separate":
+        slots = {agent: _own_slot(agent, _pair_for(agent, cfg, models, copy_shared=True), cfg, agent) for agent in agents}
+    else:
+        pair = _pair_for(agents[0], cfg, models, copy_shared=False)
+        if cfg.policy == "shared":
+            slot = _own_slot(SHARED_KEY, pair, cfg, SHARED_KEY)
+            slots = {agent: slot for agent in agents}
+        else:
+            slots = _lora_per_agent_slots(agents, pair, cfg)
+    for slot in {id(s.model): s for s in slots.values()}.values():
+        slot.model.to(device).eval()
+    policies = Policies(slots, device, cfg.train_dtype)
+    if cfg.kl_coef > 0:
+        policies.keep_reference()
+    return policies
+
+
+def _lora_per_agent_slots(agents: Sequence[str], pair: ModelPair, cfg: TrainConfig) -> dict[str, AgentSlot]:
+    from peft import get_peft_model
+
+    model, tokenizer = pair
+    names = {agent: adapter_name(agent) for agent in agents}
+    peft_model = get_peft_model(_frozen(model), lora_config(cfg), adapter_name=names[agents[0]])
+    for agent in agents[1:]:
+        peft_model.add_adapter(names[agent], lora_config(cfg))
+    return {agent: AgentSlot(peft_model, tokenizer, names[agent], agent) for agent in agents}
+
+
+def _own_slot(name: str, pair: ModelPair, cfg: TrainConfig, key: str) -> AgentSlot:
+    model, tokenizer = pair
+    if cfg.lora_r == 0:
+        model.requires_grad_(True)
+        return AgentSlot(model, tokenizer, None, key)
+    from peft import get_peft_model
+
+    peft_model = get_peft_model(_frozen(model), lora_config(cfg), adapter_name=adapter_name(name))
+    return AgentSlot(peft_model, tokenizer, adapter_name(name), key)
+
+
+def _frozen(model: torch.nn.Module) -> torch.nn.Module:
+    return model.requires_grad_(False)
+
+
+def lora_config(cfg: TrainConfig):
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=cfg.lora_dropout,
+        target_modules=list(cfg.lora_target_modules),
+        task_type="CAUSAL_LM",
+    )
+
+
+def adapter_name(agent: str) -> str:
+    """peft adapter names may not contain dots; agent names may."""
+    return re.sub(r"[^\w-]", "_", agent)
+
+
+def _pair_for(agent: str, cfg: TrainConfig, models, copy_shared: bool) -> ModelPair:
+    if models is None:
+        return load_model(cfg.agent_models.get(agent, cfg.model))
+    if isinstance(models, Mapping):
+        if agent not in models:
+            raise KeyError(f"models has no entry for agent {agent!r} (it has {sorted(models)}).")
+        return models[agent]
+    model, tokenizer = models
+    return (copy.deepcopy(model), tokenizer) if copy_shared else (model, tokenizer)
+
+
+def load_model(name_or_path: str) -> ModelPair:
+    """A causal LM in fp32 and its tokenizer (``default`` → the cached SmolLM2, pulled if missing)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from trainers.model_cache import resolve_model
+
+    path = resolve_model(name_or_path)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)

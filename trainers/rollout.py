@@ -1,0 +1,227 @@
+"""Groups and trees of joint rollouts from any PettingZoo env, touched only through its public API.
+
+A *state* is an env after ``reset`` (or after some steps). From a state, every acting agent samples G
+replies; the replies are combined into joint samples:
+
+* ``aligned``: the g-th replies of all agents together → G joint samples;
+* ``cross``: every combination → G^N joint samples.
+
+Each joint sample is stepped on its own ``copy.deepcopy`` of the env (copies run in a thread pool) and,
+if the episode goes on, becomes the root of its own next turn: the rollout is a tree. The return of a
+joint sample is its reward plus ``gamma`` times the mean return of its children; the siblings at one
+node form a group (turn-wise grouping). A node whose samples' mean reward reaches ``early_stop_reward``
+is not expanded further.
+
+All acting agents at a node are those in ``env.agents`` whose ``infos[agent].get("active", True)``: in
+a sequential protocol only one agent acts per step, and the tree branches at each step.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from trainers.generation.base import Completion
+
+
+@dataclasses.dataclass
+class JointSample:
+    """One joint action at a node and what the env answered."""
+
+    replies: dict[str, Completion]
+    observations: dict[str, str]
+    reward: float = 0.0
+    components: dict[str, float] = dataclasses.field(default_factory=dict)
+    solved: bool = False
+    done: bool = False
+    child: Node | None = None
+    return_: float = 0.0
+    """Filled by :func:`compute_returns`."""
+
+
+@dataclasses.dataclass
+class Node:
+    """A state of one episode: the env (not yet stepped from here) and who acts."""
+
+    env: Any
+    observations: dict[str, str]
+    acting: tuple[str, ...]
+    task_id: str
+    depth: int = 0
+    samples: list[JointSample] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """The siblings at one node: what an algorithm turns into advantages."""
+
+    returns: np.ndarray
+    """Shape [S]: the return of each joint sample."""
+    rewards: np.ndarray
+    """Shape [S]: the immediate reward of each joint sample."""
+    agents: tuple[str, ...]
+    """The acting agents (every sample has one reply per agent)."""
+    depth: int
+    """0 for the first step of an episode, 1 for the next, ..."""
+    samples: tuple[JointSample, ...] = ()
+
+
+# A sampler maps [(agent, observation)] to G completions for each request.
+Sampler = Callable[[Sequence[tuple[str, str]], int], list[list[Completion]]]
+
+
+# ---------------------------------------------------------------------------- pure functions
+def joint_indices(group_size: int, num_agents: int, mode: str) -> list[tuple[int, ...]]:
+    """Which reply of each agent goes into each joint sample.
+
+    >>> joint_indices(2, 2, "aligned")
+    [(0, 0), (1, 1)]
+    >>> joint_indices(2, 2, "cross")
+    [(0, 0), (0, 1), (1, 0), (1, 1)]
+    """
+    if mode == "aligned":
+        return [(g,) * num_agents for g in range(group_size)]
+    if mode == "cross":
+        return list(itertools.product(range(group_size), repeat=num_agents))
+    raise ValueError(f"joint_mode must be 'aligned' or 'cross', got {mode!r}.")
+
+
+def compute_returns(node: Node, gamma: float) -> float:
+    """Fill ``return_`` bottom-up and give the node's value (mean return of its samples).
+
+    Return of a joint sample: R = r + gamma * mean(R of the child node's samples); a leaf's R = r.
+    This is the tree form of MAGRPO's discounted joint return (Liu et al., 2025, arXiv:2508.04652).
+    """
+    for sample in node.samples:
+        future = compute_returns(sample.child, gamma) if sample.child and sample.child.samples else 0.0
+        sample.return_ = sample.reward + gamma * future
+    return float(np.mean([s.return_ for s in node.samples])) if node.samples else 0.0
+
+
+def sibling_groups(roots: Sequence[Node]) -> list[Group]:
+    """Every expanded node of every tree as a group of siblings (turn-wise grouping), depth first."""
+    groups: list[Group] = []
+    stack = list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        if not node.samples:
+            continue
+        groups.append(
+            Group(
+                returns=np.array([s.return_ for s in node.samples], dtype=np.float64),
+                rewards=np.array([s.reward for s in node.samples], dtype=np.float64),
+                agents=node.acting,
+                depth=node.depth,
+                samples=tuple(node.samples),
+            )
+        )
+        stack.extend(reversed([s.child for s in node.samples if s.child is not None]))
+    return groups
+
+
+def should_expand(node: Node, early_stop_reward: float | None) -> bool:
+    """Expand a node's children unless early stopping says its samples are good enough already."""
+    if early_stop_reward is None or not node.samples:
+        return True
+    return float(np.mean([s.reward for s in node.samples])) < early_stop_reward
+
+
+# ---------------------------------------------------------------------------- env side
+def root_node(env: Any, seed: int | None = None, options: Mapping[str, Any] | None = None) -> Node:
+    """Reset ``env`` and wrap the state; the env object becomes the node's (copied before each step)."""
+    observations, infos = env.reset(seed=seed, options=dict(options) if options else None)
+    return _node(env, observations, infos, depth=0)
+
+
+def _node(env: Any, observations: Mapping[str, str], infos: Mapping[str, Mapping], depth: int) -> Node:
+    acting = tuple(a for a in env.agents if infos.get(a, {}).get("active", True))
+    task_id = next((str(i["task_id"]) for i in infos.values() if "task_id" in i), "")
+    return Node(env=env, observations=dict(observations), acting=acting, task_id=task_id, depth=depth)
+
+
+def _step_copy(env: Any, actions: dict[str, str]) -> tuple[Any, tuple]:
+    branch = copy.deepcopy(env)
+    return branch, branch.step(actions)
+
+
+def expand(
+    nodes: Sequence[Node],
+    sampler: Sampler,
+    group_size: int,
+    joint_mode: str,
+    pool: ThreadPoolExecutor,
+) -> list[Node]:
+    """Sample, combine and step every node (one sampler call for all); return the new child nodes."""
+    requests = [(agent, node.observations[agent]) for node in nodes for agent in node.acting]
+    completions = iter(sampler(requests, group_size))
+    jobs = []
+    for node in nodes:
+        per_agent = {agent: next(completions) for agent in node.acting}
+        for combo in joint_indices(group_size, len(node.acting), joint_mode):
+            replies = {agent: per_agent[agent][g] for agent, g in zip(node.acting, combo)}
+            node.samples.append(JointSample(replies=replies, observations=dict(node.observations)))
+            jobs.append((node, node.samples[-1]))
+    results = pool.map(lambda job: _step_copy(job[0].env, {a: c.text for a, c in job[1].replies.items()}), jobs)
+    children = []
+    for (node, sample), (branch, (observations, rewards, terms, truncs, infos)) in zip(jobs, results):
+        _record(sample, rewards, infos)
+        sample.done = not branch.agents or all(terms.get(a, False) or truncs.get(a, False) for a in terms)
+        if not sample.done:
+            sample.child = _node(branch, observations, infos, depth=node.depth + 1)
+            children.append(sample.child)
+    return children
+
+
+def _record(sample: JointSample, rewards: Mapping[str, float], infos: Mapping[str, Mapping]) -> None:
+    # Every agent gets the same joint reward; average anyway so a mixed-reward env still gives one number.
+    sample.reward = float(np.mean(list(rewards.values()))) if rewards else 0.0
+    info = next(iter(infos.values()), {})
+    sample.components = {k: float(v) for k, v in dict(info.get("reward_components", {})).items()}
+    sample.solved = bool(info.get("solved", False))
+
+
+def grow_trees(
+    roots: Sequence[Node],
+    sampler: Sampler,
+    *,
+    group_size: int,
+    joint_mode: str = "aligned",
+    gamma: float = 1.0,
+    early_stop_reward: float | None = None,
+    max_depth: int = 64,
+    pool: ThreadPoolExecutor | None = None,
+) -> list[Group]:
+    """Grow every root's tree level by level (one batched sampler call per level), compute returns,
+    and return the sibling groups."""
+    own_pool = pool is None
+    pool = pool or ThreadPoolExecutor(max_workers=8)
+    try:
+        frontier = [node for node in roots if node.acting]
+        for _ in range(max_depth):
+            if not frontier:
+                break
+            expand(frontier, sampler, group_size, joint_mode, pool)
+            frontier = _next_frontier(frontier, early_stop_reward)
+    finally:
+        if own_pool:
+            pool.shutdown()
+    for root in roots:
+        compute_returns(root, gamma)
+    return sibling_groups(roots)
+
+
+def _next_frontier(expanded: Sequence[Node], early_stop_reward: float | None) -> list[Node]:
+    frontier = []
+    for node in expanded:
+        if not should_expand(node, early_stop_reward):
+            for sample in node.samples:
+                sample.child = None  # the branch ends here: its samples count as leaves
+            continue
+        frontier.extend(s.child for s in node.samples if s.child is not None and s.child.acting)
+    return frontier

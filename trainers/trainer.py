@@ -1,0 +1,346 @@
+"""The training loop, top to bottom: roll out trees of joint samples, score advantages, update agents.
+
+    >>> from trainers import Trainer, load_config
+    >>> trainer = Trainer(load_config(preset="cpu-demo"))
+    >>> history = trainer.train()
+
+One step:
+
+1. ``problems_per_step`` fresh episodes (``env.reset(seed=...)`` on copies of the env);
+2. :func:`~trainers.rollout.grow_trees`: every acting agent samples G replies (one batched generate
+   call per tree level), joint samples are stepped on env copies in parallel, multi-turn episodes
+   branch into trees, returns are discounted up the tree;
+3. the algorithm turns each sibling group into advantages;
+4. per agent: token log-probs of its own replies under its own observation, the algorithm's loss,
+   backward (micro-batched), gradient all-reduce across processes, clip, AdamW step;
+5. metrics, transcripts and (every ``save_every`` steps, at the end, on Ctrl-C) a checkpoint.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from trainers.algorithms.base import Algorithm, LossBatch, get_algorithm
+from trainers.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
+from trainers.config import TrainConfig
+from trainers.distributed import Distributed
+from trainers.generation import GenerationRequest, make_backend
+from trainers.logging import MetricsLogger
+from trainers.policy import build_policies
+from trainers.rollout import Group, grow_trees, root_node
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainItem:
+    """One agent's reply in one joint sample, with its advantage."""
+
+    agent: str
+    prompt_ids: tuple[int, ...]
+    completion_ids: tuple[int, ...]
+    advantage: float
+
+
+class Trainer:
+    """Trains every agent of ``cfg.env`` with ``cfg.algo``. Pass ``env``, ``models`` or ``algorithm``
+    to use ready objects instead of building them from the config (tests, notebooks, custom setups)."""
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        *,
+        env: Any = None,
+        models: Any = None,
+        algorithm: Algorithm | None = None,
+        eval_env: Any = None,
+    ) -> None:
+        self.cfg = cfg
+        self.dist = Distributed.from_env()
+        self.env = env if env is not None else _make_env(cfg.env, cfg.env_kwargs)
+        self.eval_env = eval_env
+        self.agents = tuple(self.env.possible_agents)
+        self.algorithm = algorithm if algorithm is not None else get_algorithm(cfg.algo, **cfg.algo_kwargs)
+        _check_single_agent(self.algorithm, self.agents, cfg)
+        self.policies = build_policies(self.agents, cfg, models)
+        self.backend = make_backend(cfg.backend, self.policies, dtype=cfg.generation_dtype)
+        self.optimizers = {
+            key: torch.optim.AdamW(
+                list(self.policies.named_trainable(key).values()), lr=cfg.learning_rate, weight_decay=cfg.weight_decay
+            )
+            for key in self.policies.keys
+        }
+        self.run_dir = Path(cfg.run_dir) / cfg.run_name
+        self.step = 0
+        self.history: list[dict[str, float]] = []
+        torch.manual_seed(cfg.seed + 7919 * self.dist.rank)  # ranks sample differently
+        if cfg.resume:
+            self.resume()
+        self.logger = MetricsLogger(
+            self.run_dir, tensorboard=cfg.tensorboard and self.dist.is_main,
+            wandb_project=cfg.wandb_project if self.dist.is_main else None, config=cfg.to_dict(),
+        ) if self.dist.is_main else None
+
+    # ----------------------------------------------------------------- the loop
+    def train(self, steps: int | None = None) -> list[dict[str, float]]:
+        """Run until ``cfg.steps`` (or ``steps`` more); Ctrl-C saves a checkpoint before stopping."""
+        target = self.cfg.steps if steps is None else self.step + steps
+        progress = _progress(self.step, target, self.cfg.progress_bar and self.dist.is_main)
+        try:
+            while self.step < target:
+                metrics = self.train_step()
+                self.step += 1
+                self._log(metrics)
+                progress.update(1)
+                progress.set_postfix(reward=f"{metrics['reward/mean']:.3f}")
+                if self.cfg.save_every and self.step % self.cfg.save_every == 0:
+                    self.save()
+        except KeyboardInterrupt:
+            self.save()
+            raise
+        finally:
+            progress.close()
+        self.save()
+        return self.history
+
+    def train_step(self) -> dict[str, float]:
+        started = time.perf_counter()
+        groups = self.rollout()
+        rolled = time.perf_counter()
+        items = self.training_items(groups)
+        agent_metrics = self.update(items)
+        finished = time.perf_counter()
+        metrics = {**reward_metrics(groups), **agent_metrics, **self._perf(groups, started, rolled, finished)}
+        metrics["train/step"] = self.step + 1
+        self._log_samples(groups)
+        return metrics
+
+    # ----------------------------------------------------------------- 1–2: rollouts
+    def rollout(self) -> list[Group]:
+        roots = [root_node(copy.deepcopy(self.env), seed=self.problem_seed(b)) for b in range(self.cfg.problems_per_step)]
+        return grow_trees(
+            roots, self.sample, group_size=self.cfg.group_size, joint_mode=self.cfg.joint_mode,
+            gamma=self.cfg.gamma, early_stop_reward=self.cfg.early_stop_reward, pool=_pool(self.cfg.env_workers),
+        )
+
+    def problem_seed(self, index: int) -> int:
+        """Seed of the env reset for problem ``index`` of the current step: fixed by (seed, step, rank)."""
+        per_step = self.cfg.problems_per_step * self.dist.world_size
+        return self.cfg.seed * 1_000_003 + self.step * per_step + self.dist.rank * self.cfg.problems_per_step + index
+
+    def sample(self, requests: Sequence[tuple[str, str]], n: int):
+        return self.backend.generate([GenerationRequest(a, obs, n, self.cfg.sampling_for(a)) for a, obs in requests])
+
+    # ----------------------------------------------------------------- 3: advantages
+    def training_items(self, groups: Sequence[Group]) -> dict[str, list[TrainItem]]:
+        items: dict[str, list[TrainItem]] = defaultdict(list)
+        for group in groups:
+            advantages = np.asarray(self.algorithm.advantages(group), dtype=np.float64)
+            if advantages.ndim == 1:
+                advantages = np.repeat(advantages[:, None], len(group.agents), axis=1)
+            if advantages.shape != (len(group.samples), len(group.agents)):
+                raise ValueError(
+                    f"advantages() returned shape {advantages.shape}; expected [{len(group.samples)}] or "
+                    f"[{len(group.samples)}, {len(group.agents)}]."
+                )
+            for sample, row in zip(group.samples, advantages):
+                for agent, advantage in zip(group.agents, row):
+                    reply = sample.replies[agent]
+                    items[agent].append(TrainItem(agent, reply.prompt_ids, reply.completion_ids, float(advantage)))
+        return items
+
+    # ----------------------------------------------------------------- 4: updates
+    def update(self, items: Mapping[str, list[TrainItem]]) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        cache: dict[tuple[str, int], dict[str, torch.Tensor]] = {}
+        self._logp_means: dict[str, float] = {}
+        for epoch in range(self.cfg.inner_epochs):
+            for key, optimizer in self.optimizers.items():
+                optimizer.zero_grad(set_to_none=True)
+                for agent in self.policies.agents_of(key):
+                    loss = self._accumulate(agent, items.get(agent, []), epoch, cache)
+                    if epoch == 0:
+                        metrics.update(_item_metrics(agent, items.get(agent, [])))
+                    metrics[f"agent/{agent}/loss"] = loss
+                params = list(self.policies.named_trainable(key).values())
+                self.dist.average_gradients(params)
+                norm = _clip(params, self.cfg.max_grad_norm)
+                for agent in self.policies.agents_of(key):
+                    metrics[f"agent/{agent}/grad_norm"] = norm
+                optimizer.step()
+            self.backend.sync_weights()
+        metrics.update({f"agent/{a}/logp_mean": v for a, v in self._logp_means.items()})
+        return metrics
+
+    def _accumulate(self, agent: str, items: list[TrainItem], epoch: int, cache: dict) -> float:
+        """Backward the agent's loss over micro-batches; returns the loss value.
+
+        Replies with advantage 0 add nothing to the policy-gradient term, so with one epoch and no KL
+        they are skipped (they still count in the mean: the loss is scaled by all replies)."""
+        cfg = self.cfg
+        needed = [i for i in items if i.advantage != 0.0] if cfg.inner_epochs == 1 and cfg.kl_coef == 0 else items
+        needed = [i for i in needed if i.completion_ids]
+        total_tokens = float(sum(len(i.completion_ids) for i in items))
+        value, logp_sum, token_count = 0.0, 0.0, 0.0
+        for start in range(0, len(needed), cfg.micro_batch_size):
+            micro = needed[start : start + cfg.micro_batch_size]
+            prompts, completions = [i.prompt_ids for i in micro], [i.completion_ids for i in micro]
+            logps, mask = self.policies.token_logprobs(agent, prompts, completions)
+            saved = cache.setdefault((agent, start), {})
+            if epoch == 0:
+                saved["old"] = logps.detach()
+                if cfg.kl_coef > 0:
+                    saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions)
+            batch = LossBatch(
+                agent=agent, logps=logps, old_logps=saved["old"], mask=mask,
+                advantages=torch.tensor([i.advantage for i in micro], dtype=logps.dtype, device=logps.device),
+                ref_logps=saved.get("ref"), clip_eps=cfg.clip_eps, kl_coef=cfg.kl_coef,
+                token_aggregation=cfg.token_aggregation, total_replies=len(items), total_tokens=total_tokens,
+            )
+            loss = self.algorithm.loss(batch)
+            loss.backward()
+            value += float(loss.detach())
+            logp_sum += float((logps.detach() * mask).sum())
+            token_count += float(mask.sum())
+        if epoch == 0 and token_count:
+            self._logp_means[agent] = logp_sum / token_count
+        return value
+
+    # ----------------------------------------------------------------- 5: logs and checkpoints
+    def _log(self, metrics: dict[str, float]) -> None:
+        self.history.append(metrics)
+        if self.logger is not None:
+            self.logger.log(self.step, metrics)
+
+    def _log_samples(self, groups: Sequence[Group]) -> None:
+        if self.logger is None or self.cfg.log_samples <= 0:
+            return
+        records = []
+        for group in groups[: self.cfg.log_samples]:
+            sample = group.samples[0]
+            records.append({
+                "depth": group.depth, "observations": sample.observations,
+                "replies": {a: c.text for a, c in sample.replies.items()},
+                "reward": sample.reward, "return": sample.return_, "components": sample.components,
+                "group_returns": group.returns.tolist(),
+            })
+        self.logger.log_samples(self.step + 1, records)  # numbered like the step's metrics
+
+    def _perf(self, groups: Sequence[Group], started: float, rolled: float, finished: float) -> dict[str, float]:
+        tokens = sum(len(c.completion_ids) for g in groups for s in g.samples for c in s.replies.values())
+        rollout_s = rolled - started
+        return {
+            "perf/rollout_s": rollout_s, "perf/update_s": finished - rolled, "perf/step_s": finished - started,
+            "perf/generated_tokens": tokens, "perf/tokens_per_s": tokens / max(rollout_s, 1e-9),
+        }
+
+    def save(self) -> Path | None:
+        if not self.dist.is_main:
+            return None
+        weights = {key: self.policies.state_dict(key) for key in self.policies.keys}
+        return save_checkpoint(
+            self.run_dir, self.step, weights, self.optimizers, {"config": self.cfg.to_dict()}, self.cfg.keep_checkpoints
+        )
+
+    def resume(self, path: Path | None = None) -> bool:
+        """Load the latest checkpoint of this run (or ``path``); False when there is none."""
+        path = path or latest_checkpoint(self.run_dir)
+        if path is None:
+            return False
+        saved = load_checkpoint(path)
+        for key in self.policies.keys:
+            self.policies.load_state_dict(key, saved["weights"][key])
+            self.optimizers[key].load_state_dict(saved["optimizers"][key])
+        set_rng_state(saved["rng"])
+        self.step = saved["step"]
+        self.backend.sync_weights()
+        return True
+
+    def close(self) -> None:
+        if self.logger is not None:
+            self.logger.close()
+
+
+# ---------------------------------------------------------------------------- helpers
+def reward_metrics(groups: Sequence[Group]) -> dict[str, float]:
+    """``reward/*`` over the first-turn samples (what one episode start earns) and all returns."""
+    first = [s for g in groups if g.depth == 0 for s in g.samples]
+    rewards = np.array([s.reward for s in first]) if first else np.zeros(1)
+    metrics = {
+        "reward/mean": float(rewards.mean()), "reward/std": float(rewards.std()), "reward/max": float(rewards.max()),
+        "reward/solved_rate": float(np.mean([s.solved for s in first])) if first else 0.0,
+        "reward/return_mean": float(np.mean([s.return_ for s in first])) if first else 0.0,
+        "train/groups": len(groups), "train/joint_samples": sum(len(g.samples) for g in groups),
+        "train/flat_groups": sum(float(np.ptp(g.returns) == 0) for g in groups),
+    }
+    components: dict[str, list[float]] = defaultdict(list)
+    for sample in first:
+        for name, value in sample.components.items():
+            components[name].append(value)
+    metrics.update({f"reward/{name}": float(np.mean(v)) for name, v in components.items()})
+    return metrics
+
+
+def _item_metrics(agent: str, items: list[TrainItem]) -> dict[str, float]:
+    if not items:
+        return {}
+    return {
+        f"agent/{agent}/advantage_abs_mean": float(np.mean([abs(i.advantage) for i in items])),
+        f"agent/{agent}/reply_tokens": float(np.mean([len(i.completion_ids) for i in items])),
+    }
+
+
+def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:
+    grads = [p for p in params if p.grad is not None]
+    if not grads:
+        return 0.0
+    if max_norm > 0:
+        return float(torch.nn.utils.clip_grad_norm_(grads, max_norm))
+    return float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in grads])))
+
+
+def _check_single_agent(algorithm: Algorithm, agents: tuple[str, ...], cfg: TrainConfig) -> None:
+    if getattr(algorithm, "single_agent", False) and len(agents) > 1 and cfg.policy != "shared":
+        raise ValueError(
+            f"{cfg.algo} trains one agent doing the whole task, but {cfg.env} has agents {list(agents)}: "
+            "use a single-agent env (e.g. humaneval-v0) or policy=shared."
+        )
+
+
+def _make_env(env_id: str, kwargs: Mapping[str, Any]):
+    import llm_coop_envs
+
+    return llm_coop_envs.make(env_id, **dict(kwargs))
+
+
+_POOLS: dict[int, Any] = {}
+
+
+def _pool(workers: int):
+    """One long-lived thread pool per size: env copies of a group are stepped in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if workers not in _POOLS:
+        _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="env-step")
+    return _POOLS[workers]
+
+
+class _NoProgress:
+    def update(self, n: int) -> None: ...
+    def set_postfix(self, **kwargs: Any) -> None: ...
+    def close(self) -> None: ...
+
+
+def _progress(start: int, total: int, enabled: bool):
+    if not enabled:
+        return _NoProgress()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=start, desc="train", unit="step")
