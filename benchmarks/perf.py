@@ -55,7 +55,12 @@ def run_benchmark(name: str, extra_args: Sequence[str], timeout_s: float) -> Out
     except subprocess.TimeoutExpired as error:
         status, output = "timed out", _text(error.stdout) + _text(error.stderr)
     written = sorted(str(p.relative_to(RESULTS.parent.parent)) for p in RESULTS.rglob("*") if p.is_file() and p.stat().st_mtime >= started_wall and p.name != "perf.md")
-    return Outcome(name, shown, status, time.perf_counter() - started, written, output[-3000:])
+    return Outcome(name, shown, status, time.perf_counter() - started, written, _without_progress_bars(output)[-3000:])
+
+
+def _without_progress_bars(output: str) -> str:
+    lines = output.replace("\r", "\n").splitlines()
+    return "\n".join(line for line in lines if "%|" not in line and line.strip())
 
 
 def _text(value: bytes | str | None) -> str:
