@@ -12,4 +12,4 @@ python_bin=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python_bin" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q "torch==2.13.0" || .venv/bin/python -m pip install -q torch
-.venv/bin/python -m pip install -q -e ".[train,dev,docs]"
+.venv/bin/python -m pip install -q -e ".[train,eval,dev,docs]"
