@@ -1,4 +1,4 @@
-"""PLAIN_CHECK, the function guarded asserts call inside the sandbox (see guard.py).
+"""PLAIN_CHECK, the function guarded asserts call inside the sandbox (see _guard.py).
 
 Loaded as a top-level module by the warm interpreter before any untrusted code runs, so the
 builtins it relies on are bound here, at import, not looked up when a program may have
@@ -7,7 +7,7 @@ replaced them.
 
 from __future__ import annotations
 
-NAME = "__sandbox_plain__"  # the name guarded test snippets call
+NAME = "__sandbox_plain__"  # the name guarded test snippets call (_guard.PLAIN_CHECK)
 
 _SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
 _CONTAINERS = frozenset({list, tuple, set, frozenset})

@@ -82,19 +82,22 @@ def _kill_descendants() -> None:
                 pass
 
 
+def signal_run(mode: str, run_uid: int | None, child: int) -> None:
+    """One sweep of SIGKILL over the run. In the first two modes kill(-1) is atomic with respect
+    to fork, so afterwards no process of the run can execute another instruction. (No killpg:
+    the child may already be reaped and its group id reused by someone else.)"""
+    if mode == "namespace":
+        _kill_namespace()
+    elif run_uid is not None:
+        _kill_as(run_uid)
+    else:
+        _kill_descendants()
+
+
 def kill_run(mode: str, run_uid: int | None, child: int) -> None:
     """Returns only when no process of the run is left."""
-    try:
-        os.killpg(child, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     while True:
-        if mode == "namespace":
-            _kill_namespace()
-        elif run_uid is not None:
-            _kill_as(run_uid)
-        else:
-            _kill_descendants()
+        signal_run(mode, run_uid, child)
         if _reap_all():
             return
         # Something is still dying (or was just forked): wait for one exit, then sweep again.

@@ -15,6 +15,7 @@ import sys
 import threading
 
 import _plain
+import _testcache
 
 REPORT_FD = 3
 _MAX_MESSAGE = 2000
@@ -37,12 +38,24 @@ def _flush_output() -> None:
             pass
 
 
-def _report(nonce: str, kind: str, **fields) -> None:
-    _flush_output()  # output printed so far reaches the monitor before the verdict does
-    line = json.dumps({"n": nonce, "k": kind, **fields}, ensure_ascii=True) + "\n"
-    data = line.encode("ascii")
-    while data:
-        data = data[os.write(REPORT_FD, data):]
+class _Reporter:
+    """Collects report lines and writes them in one go at each point where the monitor must know:
+    before a test starts (its deadline begins) and when the run ends. One write per test instead
+    of two halves the wake-ups of the monitor."""
+
+    def __init__(self, nonce: str) -> None:
+        self.nonce = nonce
+        self.lines: list[str] = []
+
+    def add(self, kind: str, **fields) -> None:
+        self.lines.append(json.dumps({"n": self.nonce, "k": kind, **fields}, ensure_ascii=True))
+
+    def send(self) -> None:
+        _flush_output()  # output printed so far reaches the monitor before the verdicts do
+        data = ("\n".join(self.lines) + "\n").encode("ascii")
+        self.lines = []
+        while data:
+            data = data[os.write(REPORT_FD, data):]
 
 
 def _describe(exc: BaseException) -> tuple[str, str]:
@@ -115,32 +128,33 @@ def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None) -
     _disable_trace_hooks()
 
 
-def _run_setup(program: str, namespace: dict, nonce: str) -> bool:
+def _run_setup(program: str, namespace: dict, report: _Reporter) -> bool:
     try:
         code = compile(program, "<program>", "exec")
     except _SYNTAX_TYPES as exc:
         etype, message = _describe(exc)
-        _report(nonce, "setup", status="syntax_error", etype=etype, msg=message,
-                line=getattr(exc, "lineno", None), col=getattr(exc, "offset", None))
+        report.add("setup", status="syntax_error", etype=etype, msg=message,
+                   line=getattr(exc, "lineno", None), col=getattr(exc, "offset", None))
         return False
     except BaseException as exc:  # MemoryError, RecursionError: too big to compile here
         etype, message = _describe(exc)
-        _report(nonce, "setup", status="error", etype=etype, msg=message)
+        report.add("setup", status="error", etype=etype, msg=message)
         return False
     try:
         exec(code, namespace)
     except BaseException as exc:
         etype, message = _describe(exc)
-        _report(nonce, "setup", status="error", etype=etype, msg=message)
+        report.add("setup", status="error", etype=etype, msg=message)
         return False
-    _report(nonce, "setup", status="ok")
+    report.add("setup", status="ok")
     return True
 
 
-def _run_test(index: int, source: str, namespace: dict, bindings: dict, nonce: str,
+def _run_test(index: int, code, namespace: dict, bindings: dict, report: _Reporter,
               timeout_s: float) -> bool:
-    """Runs one snippet and reports it; False when the run must stop (the program exited)."""
-    _report(nonce, "start", i=index)
+    """Runs one snippet and records its verdict; False when the run must stop (SystemExit)."""
+    report.add("start", i=index)
+    report.send()
     namespace.update(bindings)
     verdict: dict = {"status": "passed"}
     keep_going = True
@@ -148,7 +162,9 @@ def _run_test(index: int, source: str, namespace: dict, bindings: dict, nonce: s
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
         try:
-            exec(compile(source, f"<test {index}>", "exec"), namespace)
+            if isinstance(code, BaseException):
+                raise code
+            exec(code, namespace)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     except _SoftTimeout:
@@ -159,27 +175,42 @@ def _run_test(index: int, source: str, namespace: dict, bindings: dict, nonce: s
         failed = isinstance(exc, AssertionError)
         verdict = {"status": "failed" if failed else "error", "etype": etype, "msg": message}
         keep_going = not isinstance(exc, SystemExit)
-    _report(nonce, "test", i=index, **verdict)
+    report.add("test", i=index, **verdict)
     return keep_going
+
+
+def _compiled_tests(request: dict) -> list:
+    """Guarded and compiled before the program runs (by the warm interpreter's cache, or here):
+    nothing untrusted can touch the rewrite."""
+    compiled = request.get("compiled") or [None] * len(request["tests"])
+    return [code if code is not None else _testcache.compile_test(i, source)
+            for i, (code, source) in enumerate(zip(compiled, request["tests"]))]
 
 
 def run(request: dict) -> None:
     """Program, then tests; the child exits right after (os._exit: no atexit hooks run)."""
-    nonce = request["nonce"]
+    report = _Reporter(request["nonce"])
+    try:
+        _run_all(request, report)
+    finally:
+        report.send()
+
+
+def _run_all(request: dict, report: _Reporter) -> None:
+    tests = _compiled_tests(request)
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
-    if not _run_setup(request["program"], namespace, nonce):
+    if not _run_setup(request["program"], namespace, report):
         return
     bindings = {_plain.NAME: _plain.plain}
     entry_point = request.get("entry_point")
     if entry_point:
         if entry_point not in namespace:
-            _report(nonce, "bind", status="error", etype="NameError",
-                    msg=f"the program defines no {entry_point!r}")
+            report.add("bind", status="error", etype="NameError",
+                       msg=f"the program defines no {entry_point!r}")
             return
         bindings["candidate"] = namespace[entry_point]
     timeout_s = request["limits"]["test_timeout_s"]
-    for index, source in enumerate(request["tests"]):
-        if not _run_test(index, source, namespace, bindings, nonce, timeout_s):
+    for index, code in enumerate(tests):
+        if not _run_test(index, code, namespace, bindings, report, timeout_s):
             return
-    _report(nonce, "done")
-
+    report.add("done")

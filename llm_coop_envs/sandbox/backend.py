@@ -6,6 +6,7 @@ import functools
 import os
 import random
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -60,19 +61,26 @@ def _bwrap_base(scratch_bytes: int) -> list[str]:
     return args
 
 
+def _under_hidden_root(path: str) -> bool:
+    # A hidden root itself is never bound back: that would cover the scratch file system.
+    return any(path.startswith(root + "/") for root in _HIDDEN_ROOTS)
+
+
 def _visible_again(paths: list[str]) -> list[str]:
     """--ro-bind arguments for interpreter/package paths that a fresh tmpfs would hide."""
     binds: list[str] = []
     for path in sorted({os.path.realpath(p) for p in paths} | set(paths)):
-        if os.path.exists(path) and any(path == r or path.startswith(r + "/") for r in _HIDDEN_ROOTS):
+        if os.path.exists(path) and _under_hidden_root(path):
             binds += ["--ro-bind", path, path]
     return binds
 
 
 def _interpreter_paths() -> list[str]:
+    """What the warm interpreter needs: the interpreter, its standard library and
+    site-packages, and this folder (not the caller's own sys.path entries)."""
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(ZYGOTE_SCRIPT),
              os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))]
-    return paths + [p for p in sys.path if p and os.path.isdir(p)]
+    return paths + [p for p in site.getsitepackages() if os.path.isdir(p)]
 
 
 def _python_argv() -> list[str]:

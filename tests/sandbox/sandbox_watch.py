@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 
 from llm_coop_envs.sandbox import pool as pools
 
@@ -50,9 +51,21 @@ def _is_zombie_or_gone(pid: int) -> bool:
     return stat[stat.rindex(b")") + 2:].split()[0] == b"Z"
 
 
-def run_processes() -> list[int]:
+def run_processes(wait_s: float = 2.0) -> list[int]:
     """Processes started by sandboxed runs that are still alive: descendants of the warm
-    interpreters of this process's pools (all of a run's orphans are re-parented there)."""
+    interpreters of this process's pools (all of a run's orphans are re-parented there).
+
+    A run's processes already have SIGKILL pending when run_tests returns and are reaped right
+    after the reply; a big address space takes a moment to tear down, so poll for `wait_s`."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        leftovers = _run_processes_now()
+        if not leftovers or time.monotonic() > deadline:
+            return leftovers
+        time.sleep(0.02)
+
+
+def _run_processes_now() -> list[int]:
     tree = _children()
     leftovers: list[int] = []
     for pool in list(pools._pools.values()):
@@ -65,8 +78,18 @@ def run_processes() -> list[int]:
     return leftovers
 
 
-def marked_processes(marker: str) -> list[int]:
-    """Any live process on the machine whose command line carries `marker`."""
+def marked_processes(marker: str, wait_s: float = 2.0) -> list[int]:
+    """Any live process on the machine whose command line carries `marker` (polled like
+    run_processes)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        found = _marked_now(marker)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.02)
+
+
+def _marked_now(marker: str) -> list[int]:
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
