@@ -7,6 +7,7 @@ import os
 import random
 import shutil
 import site
+import stat
 import subprocess
 import sys
 import tempfile
@@ -66,13 +67,54 @@ def _under_hidden_root(path: str) -> bool:
     return any(path.startswith(root + "/") for root in _HIDDEN_ROOTS)
 
 
+def _private_ancestor(path: str) -> str | None:
+    """The highest directory above `path` that other users cannot traverse (e.g. /root), if any:
+    a run under its own uid could not import the interpreter's modules through it."""
+    parts = path.strip("/").split("/")
+    for depth in range(1, len(parts)):
+        ancestor = "/" + "/".join(parts[:depth])
+        try:
+            if not os.stat(ancestor).st_mode & stat.S_IXOTH:
+                return ancestor
+        except OSError:
+            return None
+    return None
+
+
 def _visible_again(paths: list[str]) -> list[str]:
-    """--ro-bind arguments for interpreter/package paths that a fresh tmpfs would hide."""
-    binds: list[str] = []
-    for path in sorted({os.path.realpath(p) for p in paths} | set(paths)):
-        if os.path.exists(path) and _under_hidden_root(path):
-            binds += ["--ro-bind", path, path]
-    return binds
+    """Mount arguments that keep the interpreter readable inside bwrap: paths below a fresh
+    tmpfs (/tmp, /run) are bound back, and a private ancestor (e.g. /root) is replaced by an
+    empty, traversable tmpfs with only the interpreter's paths bound into it, which also hides
+    the rest of it (keys, tokens) from the run."""
+    wanted = sorted(p for p in {os.path.realpath(p) for p in paths} | set(paths) if os.path.exists(p))
+    private = sorted({a for a in map(_private_ancestor, wanted) if a and not _under_hidden_root(a)})
+    args: list[str] = []
+    made: set[str] = set(private)
+    for ancestor in private:
+        args += ["--tmpfs", ancestor]
+    bound: list[str] = []
+    for path in wanted:  # sorted: a folder comes before what it contains
+        if any(path.startswith(b + "/") for b in bound):
+            continue
+        if _under_hidden_root(path) or any(path.startswith(a + "/") for a in private):
+            bound.append(path)
+            args += _traversable_dirs(path, made) + ["--ro-bind", path, path]
+    return args
+
+
+def _traversable_dirs(path: str, made: set[str]) -> list[str]:
+    """bwrap creates missing parents of a bind target as 0700; create them 0755 first."""
+    args: list[str] = []
+    parent = os.path.dirname(path)
+    chain = []
+    while parent not in made and parent not in ("/", "") and not any(
+            parent == r for r in _HIDDEN_ROOTS):
+        chain.append(parent)
+        parent = os.path.dirname(parent)
+    for directory in reversed(chain):
+        args += ["--perms", "0755", "--dir", directory]
+        made.add(directory)
+    return args
 
 
 def _interpreter_paths() -> list[str]:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
+import pytest
+
 from llm_coop_envs.sandbox import ExecutionResult, run_tests
+from llm_coop_envs.sandbox.backend import _private_ancestor
 
 ADD = "def add(a, b):\n    return a + b\n"
 
@@ -58,3 +64,22 @@ def test_result_is_a_frozen_dataclass(cfg) -> None:
     result = run_tests(ADD, [], "add", cfg)
     assert isinstance(result, ExecutionResult) and result.status == "ok"
     assert result.pass_fraction == 0.0
+
+
+def test_standard_library_and_site_packages_import(cfg) -> None:
+    if cfg.backend == "subprocess" and os.geteuid() == 0 and _private_ancestor(sys.base_prefix):
+        pytest.skip("documented: under root the fallback's run uid cannot read a private interpreter")
+    result = run_tests("import socket, sqlite3, email.mime.text, pytest\n", [], None, cfg)
+    assert result.status == "ok", result
+
+
+def test_private_home_is_hidden_but_interpreter_visible(cfg) -> None:
+    private = _private_ancestor(sys.base_prefix)
+    if cfg.backend != "bwrap" or private is None:
+        pytest.skip("bwrap with an interpreter below a private folder only")
+    others = sorted(set(os.listdir(private)) - {sys.base_prefix[len(private) + 1:].split("/")[0]})
+    if not others:
+        pytest.skip(f"nothing else in {private} to hide")
+    result = run_tests(f"import os\nprint(os.path.exists({os.path.join(private, others[0])!r}))",
+                       [], None, cfg)
+    assert result.stdout == "False\n"
