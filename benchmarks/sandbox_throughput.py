@@ -100,8 +100,10 @@ def _machine() -> str:
     bwrap = shutil.which("bwrap")
     version = (subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
                if bwrap else "bwrap not installed")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (f"{model}, {len(os.sched_getaffinity(0))} usable cores, Linux {platform.release()}, "
-            f"Python {platform.python_version()}, {version}")
+            f"Python {platform.python_version()}, {version}; load average at the end {load} "
+            f"(other jobs share this machine, which slows both harnesses)")
 
 
 def _table(rows: list[Measurement], baseline: Measurement) -> str:

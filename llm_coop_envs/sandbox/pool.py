@@ -42,7 +42,9 @@ class Pool:
             self._alive += 1
         try:
             plan = backends.plan(self.backend, self.preload, self.scratch_mb)
-            return self._spawner.submit(Worker, plan).result()
+            worker = self._spawner.submit(Worker, plan).result()
+            worker.handshake()  # in the caller's thread: workers start in parallel
+            return worker
         except BaseException:
             self._forget()
             raise

@@ -30,6 +30,12 @@ class Worker:
         self.proc = subprocess.Popen(plan.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, env=CLEAN_ENV, cwd="/",
                                      start_new_session=True, close_fds=True)
+        self.preload_failed: list[str] = []
+
+    def handshake(self) -> None:
+        """Waits for the warm interpreter to be ready (any thread may wait; only the start
+        itself must happen on the pool's long-lived spawner thread)."""
+        plan = self.plan
         try:
             _protocol.write_frame(self.proc.stdin.fileno(), plan.hello)
             ready = _protocol.read_frame(self.proc.stdout.fileno(), time.monotonic() + _START_TIMEOUT_S)
