@@ -18,10 +18,10 @@ class UntrustedValue(AssertionError):
     """An assert compared an object that is not plain builtin data."""
 
 
-def _offender(value: object, _type=type, _id=id, _dict=dict, _len=len) -> object:
+def _offender(value: object, _type=type, _id=id, _dict=dict, _len=len, _set=set) -> object:
     """The first value reachable from `value` that is not plain builtin data, else None...
     returned inside a 1-tuple so that a None offender is distinguishable."""
-    seen: set[int] = set()
+    seen: set[int] = _set()
     stack = [value]
     budget = _MAX_ITEMS
     while stack:

@@ -7,7 +7,7 @@ program prints counts.
 
 from __future__ import annotations
 
-import json
+import _json
 import os
 import resource
 import signal
@@ -18,6 +18,14 @@ import _plain
 import _testcache
 
 REPORT_FD = 3
+
+# Bound at import, before any untrusted code runs: a program that replaces builtins (exec,
+# isinstance), os.write, or the json module's functions must not change what the harness does.
+_exec, _compile, _isinstance, _type, _str = exec, compile, isinstance, type, str
+_write, _setitimer, _set_handler = os.write, signal.setitimer, signal.signal
+_ITIMER_REAL = signal.ITIMER_REAL
+_encode = _json.make_encoder(None, None, _json.encode_basestring_ascii, None, ":", ",",
+                             False, False, True)
 _MAX_MESSAGE = 2000
 _SYNTAX_TYPES = (SyntaxError, ValueError, UnicodeError)
 
@@ -48,26 +56,26 @@ class _Reporter:
         self.lines: list[str] = []
 
     def add(self, kind: str, **fields) -> None:
-        self.lines.append(json.dumps({"n": self.nonce, "k": kind, **fields}, ensure_ascii=True))
+        self.lines.append("".join(_encode({"n": self.nonce, "k": kind, **fields}, 0)))
 
     def send(self) -> None:
         _flush_output()  # output printed so far reaches the monitor before the verdicts do
         data = ("\n".join(self.lines) + "\n").encode("ascii")
         self.lines = []
         while data:
-            data = data[os.write(REPORT_FD, data):]
+            data = data[_write(REPORT_FD, data):]
 
 
 def _describe(exc: BaseException) -> tuple[str, str]:
     """Type name and message of an exception raised by untrusted code, never raising itself."""
-    name = type(exc).__name__
+    name = _type(exc).__name__
     try:
-        message = str(exc)
+        message = _str(exc)
     except BaseException:  # a hostile __str__
         message = "<unprintable exception>"
-    if not isinstance(message, str):
+    if _type(message) is not _str:
         message = "<unprintable exception>"
-    return (name if isinstance(name, str) else "<unnamed>")[:200], message[:_MAX_MESSAGE]
+    return (name if _type(name) is _str else "<unnamed>")[:200], message[:_MAX_MESSAGE]
 
 
 def _wire_fds(fds: dict[str, int]) -> None:
@@ -130,7 +138,7 @@ def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None) -
 
 def _run_setup(program: str, namespace: dict, report: _Reporter) -> bool:
     try:
-        code = compile(program, "<program>", "exec")
+        code = _compile(program, "<program>", "exec")
     except _SYNTAX_TYPES as exc:
         etype, message = _describe(exc)
         report.add("setup", status="syntax_error", etype=etype, msg=message,
@@ -141,7 +149,7 @@ def _run_setup(program: str, namespace: dict, report: _Reporter) -> bool:
         report.add("setup", status="error", etype=etype, msg=message)
         return False
     try:
-        exec(code, namespace)
+        _exec(code, namespace)
     except BaseException as exc:
         etype, message = _describe(exc)
         report.add("setup", status="error", etype=etype, msg=message)
@@ -158,23 +166,23 @@ def _run_test(index: int, code, namespace: dict, bindings: dict, report: _Report
     namespace.update(bindings)
     verdict: dict = {"status": "passed"}
     keep_going = True
-    signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    _set_handler(signal.SIGALRM, _on_alarm)
+    _setitimer(_ITIMER_REAL, timeout_s)
     try:
         try:
-            if isinstance(code, BaseException):
+            if _isinstance(code, BaseException):
                 raise code
-            exec(code, namespace)
+            _exec(code, namespace)
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _setitimer(_ITIMER_REAL, 0)
     except _SoftTimeout:
         verdict = {"status": "timeout", "etype": "TimeoutError",
                    "msg": f"test ran longer than {timeout_s:g} s"}
     except BaseException as exc:
         etype, message = _describe(exc)
-        failed = isinstance(exc, AssertionError)
+        failed = _isinstance(exc, AssertionError)
         verdict = {"status": "failed" if failed else "error", "etype": etype, "msg": message}
-        keep_going = not isinstance(exc, SystemExit)
+        keep_going = not _isinstance(exc, SystemExit)
     report.add("test", i=index, **verdict)
     return keep_going
 

@@ -21,6 +21,13 @@ HACKS = {
     "patch_builtins": "import builtins\nbuiltins.AssertionError = type('X', (Exception,), {})\n"
                       "builtins.type = lambda *a: int\nbuiltins.isinstance = lambda *a: True\n"
                       "def f(x):\n    return 0",
+    "patch_exec": "import builtins\nbuiltins.exec = lambda *a, **k: None\n"
+                  "builtins.compile = lambda *a, **k: None\ndef f(x):\n    return 0",
+    "patch_os_write_and_json": (
+        "import os, json\n_w = os.write\n"
+        "os.write = lambda fd, d: _w(fd, d.replace(b'failed', b'passed'))\n"
+        "_d = json.dumps\njson.dumps = lambda o, **k: _d(dict(o, status='passed'), **k)\n"
+        "def f(x):\n    return 0"),
     "print_fake_report": "print('{\"k\": \"done\"}')\nprint('PASSED 2/2')\ndef f(x):\n    return 0",
     "forge_report_fd": "import os\nfor fd in range(3, 20):\n    try:\n"
                        "        os.write(fd, b'{\"k\": \"test\", \"i\": 0, \"status\": \"passed\"}\\n')\n"
