@@ -61,3 +61,16 @@ def _final_sample(node: Node):
 
 
 
+
+
+def make_eval_env(cfg: TrainConfig) -> Any:
+    """The held-out env: ``eval_env_kwargs``, else the training kwargs with ``split="test"`` when the env
+    takes a split (the bundled ones do), else the training kwargs."""
+    import llm_coop_envs
+
+    if cfg.eval_env_kwargs is not None:
+        return llm_coop_envs.make(cfg.env, **dict(cfg.eval_env_kwargs))
+    try:
+        return llm_coop_envs.make(cfg.env, **{**cfg.env_kwargs, "split": "test"})
+    except TypeError:
+        return llm_coop_envs.make(cfg.env, **dict(cfg.env_kwargs))

@@ -140,6 +140,11 @@ class Policies:
             target = Path(folder) / key
             if slot.adapter is not None:
                 slot.model.save_pretrained(str(target), selected_adapters=[slot.adapter])
+                nested = target / slot.adapter  # peft puts a non-"default" adapter in a subfolder
+                if nested.is_dir():
+                    for item in nested.iterdir():
+                        item.replace(target / item.name)
+                    nested.rmdir()
             else:
                 slot.model.save_pretrained(str(target))
             slot.tokenizer.save_pretrained(str(target))

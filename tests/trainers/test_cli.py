@@ -1,0 +1,41 @@
+"""The command line on the real coop_humaneval-v0 env (real data, real sandbox) with a tiny local model."""
+
+import json
+
+import pytest
+
+from tests.trainers.conftest import build_model
+from trainers.cli import main, train_command
+
+
+@pytest.fixture()
+def tiny_model_dir(tmp_path, tokenizer):
+    folder = tmp_path / "tiny-model"
+    build_model(tokenizer).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.slow
+def test_train_command_on_coop_humaneval_with_before_after_table(tmp_path, tiny_model_dir, data_dir, capsys):
+    code = train_command([
+        "--env", "coop_humaneval-v0", "--model", str(tiny_model_dir), "--steps", "2", "--run-dir", str(tmp_path),
+        "--run-name", "cli", "--eval-problems", "2", "group_size=2", "sampling.max_new_tokens=8",
+        "progress_bar=false", "tensorboard=false", "lora_r=2",
+    ])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "| before training |" in out and "| after training |" in out
+    run = tmp_path / "cli"
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and "reward/tests" in rows[0]  # the env's named components are logged
+    assert set(json.loads((run / "eval.json").read_text())) == {"before", "after"}
+    assert (run / "final" / "helper" / "adapter_config.json").is_file()
+
+
+def test_help_config_and_bad_input(capsys):
+    assert train_command(["--help-config"]) == 0
+    assert "group_size" in capsys.readouterr().out
+    assert train_command(["joint_mode=diagonal"]) == 2
+    assert "joint_mode" in capsys.readouterr().err
+    assert main(["nonsense"]) == 2
