@@ -8,7 +8,8 @@
 See docs/sandbox.md for what is isolated, how, and what the fallback backend does not protect.
 """
 
-from llm_coop_envs.sandbox.api import run_tests, run_tests_batch
+from llm_coop_envs.sandbox.api import run_tests
+from llm_coop_envs.sandbox.batch import run_tests_batch
 from llm_coop_envs.sandbox.backend import SandboxUnavailable, SandboxWarning
 from llm_coop_envs.sandbox.config import SandboxConfig
 from llm_coop_envs.sandbox.pool import shutdown

@@ -27,7 +27,11 @@ def encode(message: dict) -> bytes:
 
 
 def write_frame(fd: int, message: dict) -> None:
-    data = memoryview(encode(message))
+    write_all(fd, encode(message))
+
+
+def write_all(fd: int, frame: bytes) -> None:
+    data = memoryview(frame)
     while data:
         written = os.write(fd, data)
         data = data[written:]

@@ -27,8 +27,13 @@ _PR_SET_PDEATHSIG = 1
 _HARNESS_FAILURE = 70
 
 
+# Resolved once, before any fork: a dlopen and a symbol lookup in every child would cost it
+# page faults (copies of the warm interpreter's memory) for nothing.
+_prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+
 def _die_with_parent() -> None:
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _take_host_channel() -> tuple[int, int]:

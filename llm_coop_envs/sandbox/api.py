@@ -1,11 +1,10 @@
-"""run_tests and run_tests_batch: the public entry points."""
+"""run_tests: one program in the sandbox (run_tests_batch, for many, is in batch.py)."""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 
 from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox import outcome
@@ -14,11 +13,11 @@ from llm_coop_envs.sandbox.pool import get_pool
 from llm_coop_envs.sandbox.result import ExecutionResult, failure
 from llm_coop_envs.sandbox.worker import WorkerFailed
 
-_DEFAULT = SandboxConfig()
+DEFAULT_CONFIG = SandboxConfig()
 Job = tuple[str, Sequence[str], "str | None"]
 
 
-def _cores() -> int:
+def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
@@ -29,7 +28,7 @@ def _as_text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _reject(program: object, tests: Sequence[object], entry_point: object,
+def reject(program: object, tests: Sequence[object], entry_point: object,
             config: SandboxConfig) -> ExecutionResult | None:
     """Inputs that are not worth a sandbox: wrong types or over the size limit."""
     n = len(tests)
@@ -48,7 +47,7 @@ def _utf8_len(program: str, tests: Sequence[str]) -> int:
     return sum(len(s.encode("utf-8", "surrogatepass")) for s in (program, *tests))
 
 
-def _request(program: str, tests: Sequence[str], entry_point: str | None,
+def build_request(program: str, tests: Sequence[str], entry_point: str | None,
              config: SandboxConfig) -> dict:
     return {"program": program, "tests": list(tests),
             "entry_point": entry_point, "limits": config.limits()}
@@ -69,46 +68,19 @@ def run_tests(program: str, tests: Sequence[str], entry_point: str | None = None
               config: SandboxConfig | None = None, *, _pool_size: int | None = None) -> ExecutionResult:
     """Runs `program`, then each test snippet on its own, in the sandbox; never raises for any
     program text. See docs/sandbox.md for the isolation and the result semantics."""
-    config = config or _DEFAULT
+    config = config or DEFAULT_CONFIG
     tests = list(tests) if not isinstance(tests, str) else [tests]
-    rejected = _reject(program, tests, entry_point, config)
+    rejected = reject(program, tests, entry_point, config)
     if rejected is not None:
         return rejected
     backend = backends.resolve(config.backend)
     pool = get_pool(backend, config.preload_modules, config.max_file_mb * 2 + 8,
-                    max(_pool_size or 0, _cores()))
+                    max(_pool_size or 0, cores()))
     started = time.monotonic()
-    request = _request(program, tests, entry_point, config)
+    request = build_request(program, tests, entry_point, config)
     try:
         facts = _run_on_pool(pool, request, config.timeout_s)
     except WorkerFailed as exc:
         return failure("crashed", len(tests), "SandboxError", str(exc),
                        time.monotonic() - started, backend)
     return outcome.build(facts, len(tests), config.timeout_s, config.test_timeout_s, backend)
-
-
-def run_tests_batch(jobs: Sequence[Job], config: SandboxConfig | None = None,
-                    workers: int | None = None,
-                    on_result: Callable[[int, ExecutionResult], None] | None = None,
-                    ) -> list[ExecutionResult]:
-    """run_tests over many (program, tests, entry_point) jobs on `workers` warm interpreters
-    (default: all cores); results come back in the order of `jobs`. `on_result(index, result)`
-    is called as each job finishes (e.g. to advance a progress bar)."""
-    workers = workers or _cores()
-    if workers < 1:
-        raise ValueError(f"workers={workers}: use at least 1")
-    jobs = list(jobs)
-    results: list[ExecutionResult | None] = [None] * len(jobs)
-
-    def one(index: int) -> None:
-        program, tests, entry_point = jobs[index]
-        results[index] = run_tests(program, tests, entry_point, config, _pool_size=workers)
-        if on_result is not None:
-            on_result(index, results[index])
-
-    if jobs:
-        with ThreadPoolExecutor(max_workers=min(workers, len(jobs)),
-                                thread_name_prefix="sandbox-batch") as executor:
-            for future in [executor.submit(one, i) for i in range(len(jobs))]:
-                future.result()
-    return results  # type: ignore[return-value]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -15,7 +16,11 @@ from llm_coop_envs.sandbox.backend import CLEAN_ENV, LaunchPlan
 _START_TIMEOUT_S = 30.0
 # The warm interpreter enforces the run's deadline itself; the host waits this much longer
 # before deciding the interpreter itself is stuck and killing the whole sandbox.
-_HOST_GRACE_S = 5.0
+HOST_GRACE_S = 5.0
+
+
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+_F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 
 class WorkerFailed(RuntimeError):
@@ -31,6 +36,7 @@ class Worker:
                                      stderr=self._log, env=CLEAN_ENV, cwd="/",
                                      start_new_session=True, close_fds=True)
         self.preload_failed: list[str] = []
+        self.queue_bytes = _widen_pipe(self.proc.stdin.fileno())
 
     def handshake(self) -> None:
         """Waits for the warm interpreter to be ready (any thread may wait; only the start
@@ -54,10 +60,21 @@ class Worker:
 
     def run(self, request: dict, timeout_s: float) -> dict:
         """Sends one program; returns the facts the warm interpreter observed."""
+        self.send(_protocol.encode(request))
+        return self.receive(time.monotonic() + timeout_s + HOST_GRACE_S)
+
+    def send(self, frame: bytes) -> None:
+        """Queues one encoded request. The warm interpreter serves requests in order, so a batch
+        may send the next one while the current one runs (see batch.py)."""
         try:
-            _protocol.write_frame(self.proc.stdin.fileno(), request)
-            return _protocol.read_frame(self.proc.stdout.fileno(),
-                                        time.monotonic() + timeout_s + _HOST_GRACE_S)
+            _protocol.write_all(self.proc.stdin.fileno(), frame)
+        except OSError as exc:
+            raise WorkerFailed(f"warm interpreter failed: {exc}") from None
+
+    def receive(self, deadline: float) -> dict:
+        """The facts of the oldest request not yet answered."""
+        try:
+            return _protocol.read_frame(self.proc.stdout.fileno(), deadline)
         except (OSError, _protocol.ChannelClosed) as exc:
             raise WorkerFailed(f"warm interpreter failed: {exc}") from None
 
@@ -79,6 +96,19 @@ class Worker:
             kill_uid(run_uid)
         if self.plan.scratch_dir:
             shutil.rmtree(self.plan.scratch_dir, ignore_errors=True)
+
+
+def _widen_pipe(fd: int) -> int:
+    """Grows the request pipe so a batch can queue a request behind the running one; returns how
+    many bytes a queued request may have (0: queue nothing) so that writing it never blocks."""
+    try:
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, 1 << 20)
+    except OSError:
+        pass  # over the system's pipe-max-size: keep the default size
+    try:
+        return max(fcntl.fcntl(fd, _F_GETPIPE_SZ) - 4096, 0)
+    except OSError:
+        return 0
 
 
 def kill_uid(uid: int) -> None:

@@ -103,3 +103,75 @@ def test_subprocess_scratch_is_removed_on_shutdown() -> None:
 def test_config_validation(kwargs) -> None:
     with pytest.raises(ValueError):
         SandboxConfig(**kwargs)
+
+
+def test_batch_queues_small_and_large_jobs_in_order(cfg) -> None:
+    """Jobs queue behind each other on a warm interpreter; one bigger than the pipe waits for
+    the queue to drain instead of blocking; results keep the order of the jobs."""
+    padding = "# " + "x" * 200_000 + "\n"
+    jobs = [((padding if i % 7 == 3 else "") + f"def f():\n    return {i}",
+             [f"assert candidate() == {i}"], "f") for i in range(30)]
+    results = run_tests_batch(jobs, cfg, workers=2)
+    assert [(r.status, r.passed) for r in results] == [("ok", 1)] * 30
+
+
+def test_batch_with_hostile_jobs_between_good_ones(cfg) -> None:
+    """A run that times out or crashes does not disturb the request queued behind it."""
+    fast = dataclasses.replace(cfg, timeout_s=0.5)
+    bad = ["while True:\n    pass", "import os\nos._exit(0)", "import os, signal\nos.kill(-1, signal.SIGKILL)"]
+    jobs = []
+    for i in range(12):
+        program = bad[i % 3] if i % 2 else f"def f():\n    return {i}"
+        jobs.append((program, [f"assert candidate() == {i}"], "f"))
+    results = run_tests_batch(jobs, fast, workers=2)
+    assert [r.passed for r in results[::2]] == [1] * 6
+    assert all(r.passed == 0 and r.status in ("timeout", "crashed", "error") for r in results[1::2])
+    assert run_processes() == []
+
+
+def _my_warm_interpreters(backend: str) -> list[int]:
+    """Sandboxes this process started for `backend` (its direct children)."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if int(stat[stat.rindex(b")") + 2:].split()[1]) != os.getpid():
+            continue
+        is_bwrap = os.path.basename(argv[0]) == b"bwrap"
+        if (backend == "bwrap") == is_bwrap and any(a.endswith(b"_zygote.py") for a in argv):
+            found.append(int(name))
+    return found
+
+
+def test_batch_survives_a_warm_interpreter_killed_mid_batch(cfg, backend) -> None:
+    """Killing a warm interpreter from outside: the job it ran is reported 'crashed', the job
+    queued behind it runs on a fresh one, and the batch returns every result."""
+    import signal
+    import time
+
+    jobs = [("import time\ntime.sleep(0.1)\ndef f():\n    return 1", ["assert candidate() == 1"], "f")
+            for _ in range(16)]
+    killed: list[int] = []
+
+    def kill_one_worker() -> None:
+        time.sleep(0.3)
+        victims = _my_warm_interpreters(backend)
+        if victims:
+            os.killpg(victims[0], signal.SIGKILL)
+            killed.append(victims[0])
+
+    run_tests_batch(jobs[:2], cfg, workers=2)  # both warm interpreters started
+    killer = threading.Thread(target=kill_one_worker)
+    killer.start()
+    results = run_tests_batch(jobs, cfg, workers=2)
+    killer.join()
+    assert killed
+    crashed = [r for r in results if r.status == "crashed"]
+    assert len(crashed) == 1 and crashed[0].error_type == "SandboxError", crashed
+    assert sum(r.passed for r in results) == 15
+    assert run_processes() == []

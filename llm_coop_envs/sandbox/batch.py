@@ -1,0 +1,160 @@
+"""run_tests_batch: many programs over a few warm interpreters, each kept busy back to back.
+
+Each batch thread holds one warm interpreter for the whole batch and keeps QUEUE_DEPTH requests
+in its pipe: while one program runs, the next one is already waiting, so the interpreter starts it
+the moment it has cleaned up after the last one instead of idling for a round trip to this
+process (read the reply, build the result, encode the next request, wake up).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from llm_coop_envs.sandbox import _protocol, outcome
+from llm_coop_envs.sandbox import api
+from llm_coop_envs.sandbox import backend as backends
+from llm_coop_envs.sandbox.config import SandboxConfig
+from llm_coop_envs.sandbox.pool import Pool, get_pool
+from llm_coop_envs.sandbox.result import ExecutionResult, failure
+from llm_coop_envs.sandbox.worker import HOST_GRACE_S, Worker, WorkerFailed
+
+QUEUE_DEPTH = 2
+OnResult = Callable[[int, ExecutionResult], None]
+
+
+@dataclass
+class _Item:
+    index: int
+    frame: bytes
+    n_tests: int
+    sent: float = 0.0
+
+
+class _Batch:
+    """Shared state of one run_tests_batch call: the jobs not yet taken and the results."""
+
+    def __init__(self, jobs: list, config: SandboxConfig, backend: str, pool: Pool,
+                 on_result: OnResult | None) -> None:
+        self.jobs, self.config, self.backend, self.pool = jobs, config, backend, pool
+        self.on_result = on_result
+        self.results: list[ExecutionResult | None] = [None] * len(jobs)
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def finish(self, index: int, result: ExecutionResult) -> None:
+        self.results[index] = result
+        if self.on_result is not None:
+            self.on_result(index, result)
+
+    def take(self) -> _Item | None:
+        """The next job that needs a sandbox (jobs rejected up front are finished here)."""
+        while True:
+            with self._lock:
+                if self._next >= len(self.jobs):
+                    return None
+                index, self._next = self._next, self._next + 1
+            program, tests, entry_point = self.jobs[index]
+            tests = [tests] if isinstance(tests, str) else list(tests)
+            rejected = api.reject(program, tests, entry_point, self.config)
+            if rejected is not None:
+                self.finish(index, rejected)
+                continue
+            request = api.build_request(program, tests, entry_point, self.config)
+            return _Item(index, _protocol.encode(request), len(tests))
+
+
+class _Lane:
+    """One batch thread: one warm interpreter at a time, up to QUEUE_DEPTH requests queued on it."""
+
+    def __init__(self, batch: _Batch) -> None:
+        self.batch = batch
+        self.in_flight: deque[_Item] = deque()
+        self.retry: deque[_Item] = deque()  # queued behind a run whose interpreter died
+
+    def run(self) -> None:
+        while True:
+            item = self._next_item()
+            if item is None:
+                return
+            self.retry.appendleft(item)
+            try:
+                worker = self.batch.pool.acquire()
+            except WorkerFailed as exc:  # could not start one: the next job reports it
+                self._crashed(self.retry.popleft(), exc)
+                continue
+            healthy = False
+            try:
+                self._pump(worker)
+                healthy = True
+            except WorkerFailed as exc:
+                # The oldest request was the one running; those queued behind it never started.
+                self._crashed(self.in_flight.popleft(), exc)
+                self.retry.extendleft(reversed(self.in_flight))
+                self.in_flight.clear()
+            finally:
+                self.batch.pool.release(worker, healthy)
+
+    def _next_item(self) -> _Item | None:
+        return self.retry.popleft() if self.retry else self.batch.take()
+
+    def _pump(self, worker: Worker) -> None:
+        config = self.batch.config
+        answered = time.monotonic()
+        while True:
+            self._fill(worker)
+            if not self.in_flight:
+                return
+            # The oldest request starts once the one before it was answered (or when sent).
+            deadline = max(answered, self.in_flight[0].sent) + config.timeout_s + HOST_GRACE_S
+            facts = worker.receive(deadline)
+            answered = time.monotonic()
+            item = self.in_flight.popleft()
+            self.batch.finish(item.index, outcome.build(
+                facts, item.n_tests, config.timeout_s, config.test_timeout_s, self.batch.backend))
+
+    def _fill(self, worker: Worker) -> None:
+        while len(self.in_flight) < QUEUE_DEPTH:
+            item = self._next_item()
+            if item is None:
+                return
+            # A queued request must fit in the pipe: if writing it blocked, we could not read
+            # the reply the interpreter may be blocked writing to us.
+            if self.in_flight and len(item.frame) > worker.queue_bytes:
+                self.retry.appendleft(item)
+                return
+            worker.send(item.frame)
+            item.sent = time.monotonic()
+            self.in_flight.append(item)
+
+    def _crashed(self, item: _Item, exc: Exception) -> None:
+        self.batch.finish(item.index, failure("crashed", item.n_tests, "SandboxError", str(exc),
+                                              backend=self.batch.backend))
+
+
+def run_tests_batch(jobs: Sequence[api.Job], config: SandboxConfig | None = None,
+                    workers: int | None = None, on_result: OnResult | None = None,
+                    ) -> list[ExecutionResult]:
+    """run_tests over many (program, tests, entry_point) jobs on `workers` warm interpreters
+    (default: all cores); results come back in the order of `jobs`. `on_result(index, result)`
+    is called as each job finishes (e.g. to advance a progress bar)."""
+    workers = workers or api.cores()
+    if workers < 1:
+        raise ValueError(f"workers={workers}: use at least 1")
+    config = config or api.DEFAULT_CONFIG
+    jobs = list(jobs)
+    if not jobs:
+        return []
+    backend = backends.resolve(config.backend)
+    pool = get_pool(backend, config.preload_modules, config.max_file_mb * 2 + 8,
+                    max(workers, api.cores()))
+    batch = _Batch(jobs, config, backend, pool, on_result)
+    lanes = min(workers, len(jobs))
+    with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="sandbox-batch") as executor:
+        for future in [executor.submit(_Lane(batch).run) for _ in range(lanes)]:
+            future.result()
+    return batch.results  # type: ignore[return-value]
