@@ -22,12 +22,16 @@ def coding_env(
     data_path: str | os.PathLike | None = None,
     reward: str | Callable[..., Any] = "levels",
     sandbox: SandboxConfig | None = None,
+    team: str = "pair",
     name: str,
     **env_kwargs: Any,
 ) -> CoopEnv:
     """A CoopEnv over ``split`` of ``rows``; ``env_kwargs`` go to :class:`CoopEnv` unchanged."""
     chosen = select_split(rows, dataset, split, custom_data=data_path is not None)
-    task = CodingTask(chosen, reward=reward, sandbox=sandbox, protocol=env_kwargs.get("protocol", "parallel"))
+    task = CodingTask(
+        chosen, reward=reward, sandbox=sandbox, protocol=env_kwargs.get("protocol", "parallel"),
+        team=team,
+    )
     env = CoopEnv(task, **env_kwargs)
     env.metadata = {**CoopEnv.metadata, "name": name}
     return env

@@ -66,6 +66,7 @@ test. A callable ``reward=f`` gets keyword arguments (``problem``, ``helper_code
 | ``data_path`` | ``None`` | a JSON/JSON Lines file of rows with ``task_id``, ``prompt``, ``test``, ``entry_point`` |
 | ``reward`` | ``"levels"`` | ``"levels"``, ``"execution"`` or a callable |
 | ``sandbox`` | ``None`` | a ``SandboxConfig`` (limits, backend); ``None`` uses the defaults |
+| ``team`` | ``"pair"`` | ``"pair"`` (helper + main) or ``"single"``: one agent, ``main``, writes the whole solution; ``levels`` then keeps ``main_defined``, ``syntax``, ``tests`` (max 2.1) |
 | ``num_turns``, ``feedback``, ``protocol``, ``share_replies``, ``stop_when_solved``, ``render_mode``, ... | | passed to ``CoopEnv`` |
 
 Multi-turn feedback (``feedback="tests"``, the default) tells each agent whether its function

@@ -38,6 +38,21 @@ def helper_prompt(problem: CodingProblem, protocol: str) -> str:
     return "\n".join(lines)
 
 
+def solo_prompt(problem: CodingProblem) -> str:
+    """The single-agent team: one agent writes the whole solution (the paper's single-model baseline)."""
+    lines = [
+        "You are a Python programmer.",
+        "",
+        "Problem:",
+        problem.prompt.rstrip(),
+        "",
+        f"Write the complete function `{problem.entry_point}` with the signature above. "
+        "You may define helper functions too.",
+        _CODE_ONLY,
+    ]
+    return "\n".join(lines)
+
+
 def main_prompt(problem: CodingProblem, protocol: str) -> str:
     if protocol == "sequential":
         helper_note = (

@@ -15,6 +15,9 @@ cooperation   (≥ 1 test passes and the helper defined a function)
               … but never uses a helper call's return value               ``ignored_return`` −0.5
 ============  ==========================================================  =========
 
+With ``team="single"`` (one agent writes everything) ``levels`` keeps only ``main_defined``,
+``syntax`` and ``tests`` (maximum 2.1): there is no helper agent to reward.
+
 ``execution``: ``syntax`` +0.2 (the program compiles and main defines the entry point), ``runs``
 +0.3 (the program loads without error), ``tests`` +0.1 per passing test.
 
@@ -47,6 +50,7 @@ EXECUTION_SYNTAX = 0.2
 EXECUTION_RUNS = 0.3
 EXECUTION_PER_TEST = 0.1
 
+SOLO_LEVEL_COMPONENTS = ("main_defined", "syntax", "tests")
 LEVEL_COMPONENTS = ("helper_defined", "main_defined", "syntax", "tests", "uses_helper", "beyond_wrapper", "ignored_return")
 EXECUTION_COMPONENTS = ("syntax", "runs", "tests")
 REWARD_NAMES = ("levels", "execution")
@@ -98,6 +102,12 @@ def levels_reward(verdict: Verdict) -> RewardResult:
     return RewardResult.from_components(scores)
 
 
+def solo_levels_reward(verdict: Verdict) -> RewardResult:
+    """``levels`` for a one-agent team: the structure, syntax and test levels of main alone."""
+    scores = levels_reward(verdict).components
+    return RewardResult.from_components({name: scores[name] for name in SOLO_LEVEL_COMPONENTS})
+
+
 def execution_reward(verdict: Verdict) -> RewardResult:
     """Plain execution reward: compiles, runs, and 0.1 per passing test."""
     program = verdict.program
@@ -110,10 +120,10 @@ def execution_reward(verdict: Verdict) -> RewardResult:
     return RewardResult.from_components(scores)
 
 
-def resolve_reward(spec: str | Callable[..., Any]) -> RewardFunction:
+def resolve_reward(spec: str | Callable[..., Any], team: str = "pair") -> RewardFunction:
     """``"levels"``, ``"execution"`` or a user's callable (see :class:`UserReward`)."""
     if spec == "levels":
-        return levels_reward
+        return solo_levels_reward if team == "single" else levels_reward
     if spec == "execution":
         return execution_reward
     if isinstance(spec, str):

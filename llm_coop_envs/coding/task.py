@@ -10,18 +10,21 @@ from llm_coop_envs.coding.feedback import agent_feedback
 from llm_coop_envs.coding.parsing import parse_reply
 from llm_coop_envs.coding.problems import CodingProblem
 from llm_coop_envs.coding.program import build_program
-from llm_coop_envs.coding.prompts import helper_prompt, main_prompt
+from llm_coop_envs.coding.prompts import helper_prompt, main_prompt, solo_prompt
 from llm_coop_envs.coding.reward import Verdict, resolve_reward
 from llm_coop_envs.core.task import Evaluation
 from llm_coop_envs.sandbox import ExecutionResult, SandboxConfig, run_tests
 
 ROLES = ("helper", "main")
+TEAMS = {"pair": ROLES, "single": ("main",)}
 
 
 class CodingTask:
-    """Implements the :class:`~llm_coop_envs.core.task.Task` protocol. Immutable after init."""
+    """Implements the :class:`~llm_coop_envs.core.task.Task` protocol. Immutable after init.
 
-    agents = ROLES
+    ``team="pair"`` is the helper/main collaboration; ``team="single"`` has one agent, ``main``,
+    writing the whole solution (the single-model baseline, and the env for single-agent GRPO).
+    """
 
     def __init__(
         self,
@@ -30,13 +33,18 @@ class CodingTask:
         reward: str | Callable[..., Any] = "levels",
         sandbox: SandboxConfig | None = None,
         protocol: str = "parallel",
+        team: str = "pair",
     ) -> None:
+        if team not in TEAMS:
+            raise ValueError(f"team must be one of {tuple(TEAMS)}, got {team!r}.")
         if sandbox is not None and not isinstance(sandbox, SandboxConfig):
             raise TypeError(f"sandbox must be a SandboxConfig or None, got {type(sandbox).__name__}.")
         if not rows:
             raise ValueError("A coding task needs at least one problem.")
         self.problems = tuple(CodingProblem.from_row(row, i) for i, row in enumerate(rows))
-        self.reward = resolve_reward(reward)
+        self.agents = TEAMS[team]
+        self.team = team
+        self.reward = resolve_reward(reward, team)
         self.sandbox = sandbox
         self.protocol = protocol
 
@@ -48,11 +56,13 @@ class CodingTask:
 
     def prompt(self, index: int, agent: str) -> str:
         problem = self.problems[index]
+        if agent not in self.agents:
+            raise ValueError(f"Unknown agent {agent!r}; this team's roles are {self.agents}.")
+        if self.team == "single":
+            return solo_prompt(problem)
         if agent == "helper":
             return helper_prompt(problem, self.protocol)
-        if agent == "main":
-            return main_prompt(problem, self.protocol)
-        raise ValueError(f"Unknown agent {agent!r}; the coding roles are {ROLES}.")
+        return main_prompt(problem, self.protocol)
 
     def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
         verdict = self.judge(index, replies.get("helper", ""), replies.get("main", ""))
