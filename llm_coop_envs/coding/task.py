@@ -64,6 +64,10 @@ class CodingTask:
             return helper_prompt(problem, self.protocol)
         return main_prompt(problem, self.protocol)
 
+    def single_agent_prompt(self, index: int) -> str:
+        """The prompt for one model writing the whole solution (used by single-model baselines)."""
+        return solo_prompt(self.problems[index])
+
     def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
         verdict = self.judge(index, replies.get("helper", ""), replies.get("main", ""))
         reward = self.reward(verdict)
