@@ -63,14 +63,7 @@ class _PromptTask:
 def _fixed_length_backend(policies, tokens: int):
     from trainers.generation.transformers_backend import TransformersBackend
 
-    class FixedLength(TransformersBackend):
-        @staticmethod
-        def _sampling_kwargs(sampling, tokenizer):
-            kwargs = TransformersBackend._sampling_kwargs(sampling, tokenizer)
-            kwargs["min_new_tokens"] = tokens
-            return kwargs
-
-    return FixedLength(policies, dtype="float32")
+    return TransformersBackend(policies, dtype="float32", min_new_tokens=tokens)
 
 
 def our_trainer(agents: tuple[str, ...], tokens: int, run_dir: str):

@@ -171,28 +171,67 @@ def completion_logprobs(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token log-probs of each completion given its prompt: ([B, T], mask [B, T]).
 
-    Rows are laid out as ``[left pad | prompt | completion | right pad]`` with every completion starting
-    in the same column, so the logits of the last T+1 positions (``logits_to_keep``) cover all of them
-    and the full vocabulary is never materialised for prompt positions.
+    The G replies of a group share their prompt, and the prompt (~300 chat-template tokens) is most
+    of each row. So when prompts repeat, each distinct prompt runs once and its KV cache (with
+    grad) is copied to its rows, which then run only their completions: the same log-probs and
+    gradients (:func:`_logprobs_shared_prompts`). Otherwise every row runs in full (:func:`_logprobs_full_rows`).
     """
+    distinct = dict.fromkeys(tuple(p) for p in prompts)
+    if len(distinct) < len(prompts) and min(len(p) for p in distinct) >= 2:
+        return _logprobs_shared_prompts(model, tokenizer, list(distinct), prompts, completions, device)
+    return _logprobs_full_rows(model, tokenizer, prompts, completions, device)
+
+
+def _logprobs_full_rows(model, tokenizer, prompts, completions, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows ``[left pad | prompt | completion | right pad]`` with every completion starting in the same
+    column, so the logits of the last T+1 positions (``logits_to_keep``) cover all of them and the
+    full vocabulary is never materialised for prompt positions."""
     pad = pad_token_id(tokenizer)
     prompt_width = max(len(p) for p in prompts)
     width = max(max(len(c) for c in completions), 1)
-    rows, masks, completion_mask = [], [], []
+    rows, masks = [], []
     for prompt, completion in zip(prompts, completions):
         left, right = prompt_width - len(prompt), width - len(completion)
         rows.append([pad] * left + list(prompt) + list(completion) + [pad] * right)
         masks.append([0] * left + [1] * (len(prompt) + len(completion)) + [0] * right)
-        completion_mask.append([1] * len(completion) + [0] * right)
     input_ids = torch.tensor(rows, device=device)
     attention = torch.tensor(masks, device=device)
     positions = (attention.cumsum(-1) - 1).clamp(min=0)
     logits = model(
         input_ids=input_ids, attention_mask=attention, position_ids=positions, logits_to_keep=width + 1
-    ).logits[:, :-1].float()
-    targets = input_ids[:, prompt_width:]
-    logps = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    return logps, torch.tensor(completion_mask, device=device, dtype=logps.dtype)
+    ).logits[:, :-1]
+    return _gather(logits, input_ids[:, prompt_width:], completions, device)
+
+
+def _logprobs_shared_prompts(model, tokenizer, distinct, prompts, completions, device):
+    """Each distinct prompt but its last token runs once (left-padded, cache kept with grad); the
+    cache rows are copied to the replies, which run ``[last prompt token | completion | right pad]``."""
+    pad = pad_token_id(tokenizer)
+    prefix_width = max(len(p) - 1 for p in distinct)
+    prefix = torch.tensor([[pad] * (prefix_width - len(p) + 1) + list(p[:-1]) for p in distinct], device=device)
+    prefix_mask = torch.tensor([[0] * (prefix_width - len(p) + 1) + [1] * (len(p) - 1) for p in distinct], device=device)
+    out = model(input_ids=prefix, attention_mask=prefix_mask, position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0),
+                use_cache=True, logits_to_keep=1)
+    order = {p: i for i, p in enumerate(distinct)}
+    index = torch.tensor([order[tuple(p)] for p in prompts], device=device)
+    cache = out.past_key_values
+    cache.reorder_cache(index)  # index_select: gradients flow back into the shared prompt pass
+    width = max(max(len(c) for c in completions), 1)
+    rows = torch.tensor([[p[-1], *c] + [pad] * (width - len(c)) for p, c in zip(prompts, completions)], device=device)
+    own = torch.tensor([[1] * (len(c) + 1) + [0] * (width - len(c)) for c in completions], device=device)
+    attention = torch.cat([prefix_mask[index], own], dim=-1)
+    start = torch.tensor([len(p) - 1 for p in prompts], device=device)[:, None]
+    positions = start + torch.arange(width + 1, device=device)
+    logits = model(input_ids=rows, attention_mask=attention, position_ids=positions, past_key_values=cache,
+                   use_cache=True).logits[:, :-1]
+    return _gather(logits, rows[:, 1:], completions, device)
+
+
+def _gather(logits: torch.Tensor, targets: torch.Tensor, completions, device) -> tuple[torch.Tensor, torch.Tensor]:
+    width = targets.shape[1]
+    logps = torch.log_softmax(logits.float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    mask = [[1] * len(c) + [0] * (width - len(c)) for c in completions]
+    return logps, torch.tensor(mask, device=device, dtype=logps.dtype)
 
 
 def pad_token_id(tokenizer: Any) -> int:

@@ -1,13 +1,15 @@
-"""Generation with ``transformers.generate``: all agents that share a base model in one batched call.
+"""Generation with a transformers model: all agents that share a base model in one batched loop.
 
-Rows are grouped by (model, sampling settings). Within a group, each request's prompt is repeated
-``num_samples`` times, left-padded, and generated in one call with the KV cache on; when the rows
-belong to different LoRA adapters of one peft model, peft's ``adapter_names=`` applies the right
-adapter to each row. Generation runs under ``torch.no_grad`` and (by default) bf16 autocast.
+Rows are grouped by (model, sampling settings). Within a group, each distinct (agent, prompt) is
+prefilled once and its KV cache copied to its ``num_samples`` rows (:mod:`trainers.generation.decode`);
+the decode steps then run every agent's rows together, each row through its own LoRA adapter
+(:mod:`trainers.generation.row_lora`, or peft's ``adapter_names`` for adapters it does not handle).
+Generation runs under ``torch.no_grad`` and the configured autocast dtype.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -15,16 +17,22 @@ import torch
 
 from trainers.config import SamplingConfig
 from trainers.generation.base import Completion, GenerationRequest, cut_at_stop
+from trainers.generation.decode import DecodeSettings, decode
+from trainers.generation.row_lora import row_adapters, supports_row_adapters
 from trainers.policy import Policies, pad_token_id
 
 
 class TransformersBackend:
     """The default backend (CPU and GPU)."""
 
-    def __init__(self, policies: Policies, dtype: str = "bfloat16", max_batch_rows: int = 64) -> None:
+    def __init__(
+        self, policies: Policies, dtype: str = "bfloat16", max_batch_rows: int = 64, min_new_tokens: int = 0
+    ) -> None:
         self.policies = policies
         self.dtype = dtype
         self.max_batch_rows = max_batch_rows
+        self.min_new_tokens = min_new_tokens
+        """Forbid end-of-sequence before this many tokens (benchmarks fix the work this way; 0 in training)."""
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[list[Completion]]:
         buckets: dict[tuple[int, SamplingConfig], list[int]] = defaultdict(list)
@@ -43,20 +51,24 @@ class TransformersBackend:
     @torch.no_grad()
     def _generate_bucket(self, requests: Sequence[GenerationRequest], sampling: SamplingConfig) -> list[list[Completion]]:
         slot = self.policies.slots[requests[0].agent]
-        tokenizer, model, device = slot.tokenizer, slot.model, self.policies.device
-        prompts = [self.policies.prompt_ids(r.agent, r.observation) for r in requests for _ in range(r.num_samples)]
-        adapters = [self.policies.slots[r.agent].adapter for r in requests for _ in range(r.num_samples)]
-        pad = pad_token_id(tokenizer)
-        width = max(len(p) for p in prompts)
-        input_ids = torch.tensor([[pad] * (width - len(p)) + list(p) for p in prompts], device=device)
-        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
-        kwargs = self._sampling_kwargs(sampling, tokenizer)
-        kwargs.update(self._adapter_kwargs(slot, adapters))
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.dtype == "bfloat16"):
-            output = model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
-        new_tokens = output[:, width:].tolist()
+        tokenizer, model = slot.tokenizer, slot.model
+        distinct: dict[tuple[str | None, tuple[int, ...]], int] = {}
+        prompt_of_row, row_prompts = [], []
+        for request in requests:
+            prompt = self.policies.prompt_ids(request.agent, request.observation)
+            key = (self.policies.slots[request.agent].adapter, prompt)
+            index = distinct.setdefault(key, len(distinct))
+            prompt_of_row += [index] * request.num_samples
+            row_prompts += [prompt] * request.num_samples
+        adapters = [adapter for adapter, _ in distinct]
+        with torch.autocast(self.policies.device.type, dtype=torch.bfloat16, enabled=self.dtype == "bfloat16"):
+            new_tokens = decode(
+                model, [prompt for _, prompt in distinct], prompt_of_row, self._settings(sampling, tokenizer),
+                lambda rows: _adapter_scope(model, [adapters[i] for i in rows]),
+                decode_text=lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
+            )
         completions = [
-            _completion(prompt, tokens, tokenizer, sampling) for prompt, tokens in zip(prompts, new_tokens)
+            _completion(prompt, tokens, tokenizer, sampling) for prompt, tokens in zip(row_prompts, new_tokens)
         ]
         grouped, start = [], 0
         for request in requests:
@@ -64,31 +76,30 @@ class TransformersBackend:
             start += request.num_samples
         return grouped
 
-    def _adapter_kwargs(self, slot, adapters: list[str | None]) -> dict:
-        distinct = set(adapters)
-        if distinct == {None}:
-            return {}
-        if len(distinct) == 1:
-            slot.model.set_adapter(adapters[0])
-            return {}
-        return {"adapter_names": [a if a is not None else "__base__" for a in adapters]}
+    def _settings(self, sampling: SamplingConfig, tokenizer) -> DecodeSettings:
+        eos = tokenizer.eos_token_id
+        eos_ids = frozenset(eos) if isinstance(eos, list) else frozenset({eos} if eos is not None else ())
+        return DecodeSettings(
+            max_new_tokens=sampling.max_new_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
+            eos_ids=eos_ids, pad_id=pad_token_id(tokenizer), stop=tuple(sampling.stop),
+            min_new_tokens=self.min_new_tokens,
+        )
 
-    @staticmethod
-    def _sampling_kwargs(sampling: SamplingConfig, tokenizer) -> dict:
-        kwargs = {
-            "max_new_tokens": sampling.max_new_tokens,
-            "pad_token_id": pad_token_id(tokenizer),
-            "eos_token_id": tokenizer.eos_token_id,
-            "use_cache": True,
-        }
-        if sampling.temperature > 0:
-            # top_k=0: sample from the full distribution the loss scores (transformers defaults to 50).
-            kwargs.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p, top_k=0)
-        else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        if sampling.stop:
-            kwargs.update(stop_strings=list(sampling.stop), tokenizer=tokenizer)
-        return kwargs
+
+def _adapter_scope(model: torch.nn.Module, adapters: list[str | None]) -> contextlib.AbstractContextManager:
+    """Route each row to its adapter: our batched per-row LoRA, or peft's ``adapter_names`` otherwise."""
+    if set(adapters) == {None}:
+        return model.disable_adapter() if hasattr(model, "disable_adapter") else contextlib.nullcontext()
+    if supports_row_adapters(model):
+        return row_adapters(model, adapters)
+    names = [a if a is not None else "__base__" for a in adapters]
+    return _peft_adapter_names(model, names)
+
+
+@contextlib.contextmanager
+def _peft_adapter_names(model: torch.nn.Module, names: list[str]):
+    with model._enable_peft_forward_hooks(adapter_names=names):
+        yield
 
 
 def _completion(prompt: Sequence[int], tokens: list[int], tokenizer, sampling: SamplingConfig) -> Completion:
