@@ -240,7 +240,7 @@ def write_report(out: Path, budget: Budget, summaries: Mapping[str, Mapping[str,
     commands = "\n".join(shlex.join(train_command(a, budget, DEFAULT_RUNS)) for a in summaries)
     text = f"""# CPU learning run: MAGRPO vs single-agent GRPO
 
-Written by `{command}` (the long run was started with `nice -n 10`).
+Written by `{command}` (run in the background with `nice -n 10`).
 
 Machine: {machine_info['nproc']} cores ({machine_info['cpu']}), shared with other engineers' jobs;
 load average at the start {_load(machine_info['load_start'])}, at the end {_load(machine_info['load_end'])}.
@@ -327,6 +327,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder (README.md, PNGs, JSON)")
     parser.add_argument("--report-only", action="store_true", help="do not train; report the finished runs")
     parser.add_argument("--reading", type=Path, default=None, help="Markdown file with the written reading")
+    parser.add_argument("--docs-images", type=Path, default=None,
+                        help="also copy the PNGs here as cpu_learning_<name>.png (mkdocs serves only docs/)")
     return parser.parse_args(argv)
 
 
@@ -355,6 +357,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.copy(args.runs_dir / algo / "eval.json", args.out / f"{algo}_eval.json")
     plot_curves(runs, args.out / "curves.png")
     plot_pass_rates(summaries, args.out / "pass_rate.png")
+    if args.docs_images is not None:
+        args.docs_images.mkdir(parents=True, exist_ok=True)
+        for name in ("curves", "pass_rate"):
+            shutil.copy(args.out / f"{name}.png", args.docs_images / f"cpu_learning_{name}.png")
     record = {"budget": dataclasses.asdict(budget), "machine": info, "runs": summaries}
     (args.out / "summary.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
     reading = args.reading.read_text(encoding="utf-8") if args.reading else default_reading(summaries)
