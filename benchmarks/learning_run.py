@@ -334,8 +334,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    budget = Budget(args.steps, args.problems_per_step, args.group_size, args.max_new_tokens,
-                    args.learning_rate, args.lora_r, args.eval_problems, args.seed)
+    argv = list(argv if argv is not None else sys.argv[1:])
     algos = [a.strip() for a in args.algos.split(",") if a.strip()]
     unknown = sorted(set(algos) - set(ALGORITHMS))
     if unknown:
@@ -343,12 +342,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("LLM_COOP_DATA_DIR", "/work/shared/data")
     machine_file = args.runs_dir / "machine.json"
     if not args.report_only:
-        info = {**machine(), "load_start": os.getloadavg()}
+        budget = Budget(args.steps, args.problems_per_step, args.group_size, args.max_new_tokens,
+                        args.learning_rate, args.lora_r, args.eval_problems, args.seed)
+        info = {**machine(), "load_start": os.getloadavg(), "budget": dataclasses.asdict(budget),
+                "command": "python -m benchmarks.learning_run " + shlex.join(argv)}
         for algo in algos:
             run_training(algo, budget, args.runs_dir)
         info["load_end"] = os.getloadavg()
+        args.runs_dir.mkdir(parents=True, exist_ok=True)
         machine_file.write_text(json.dumps(info), encoding="utf-8")
+    # --report-only reports the budget and command the runs were trained with, not this call's flags.
     info = json.loads(machine_file.read_text(encoding="utf-8"))
+    budget = Budget(**info["budget"])
     runs = {algo: read_run(args.runs_dir / algo) for algo in algos}
     summaries = {algo: summarise(run) for algo, run in runs.items()}
     args.out.mkdir(parents=True, exist_ok=True)
@@ -364,8 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     record = {"budget": dataclasses.asdict(budget), "machine": info, "runs": summaries}
     (args.out / "summary.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
     reading = args.reading.read_text(encoding="utf-8") if args.reading else default_reading(summaries)
-    command = "python -m benchmarks.learning_run " + shlex.join(list(argv if argv is not None else sys.argv[1:]))
-    report = write_report(args.out, budget, summaries, command.strip(), info, reading)
+    report = write_report(args.out, budget, summaries, info["command"], info, reading)
     print(f"\n{results_table(summaries)}\n\nReport: {report}")
     return 0
 
