@@ -310,7 +310,7 @@ def _check_single_agent(algorithm: Algorithm, agents: tuple[str, ...], cfg: Trai
     if getattr(algorithm, "single_agent", False) and len(agents) > 1 and cfg.policy != "shared":
         raise ValueError(
             f"{cfg.algo} trains one agent doing the whole task, but {cfg.env} has agents {list(agents)}: "
-            "use a single-agent env (e.g. humaneval-v0) or policy=shared."
+            "use a one-agent env (coding envs: env_kwargs.team=single) or policy=shared."
         )
 
 

@@ -1,7 +1,7 @@
 """GRPO with one agent doing the whole task (Shao et al., 2024, arXiv:2402.03300).
 
-The single-agent baseline of the MAGRPO paper: one policy answers alone (e.g. ``humaneval-v0``), its G
-replies to a prompt form the group, and the advantage is the group-normalised reward
+The single-agent baseline of the MAGRPO paper: one policy answers alone (e.g. ``humaneval-v0``
+with ``team="single"``), its G replies to a prompt form the group, and the advantage is the group-normalised reward
 A_g = (R_g − mean R) / (std R + ε) (GRPO's outcome supervision, Sec. 4.1.2).
 
 With a multi-agent env it refuses unless ``policy: shared`` (one model playing every role), since
