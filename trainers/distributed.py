@@ -1,9 +1,10 @@
 """Many processes (and nodes): data parallel over problems, gradients averaged before each update.
 
-Launch with ``accelerate launch`` (or ``torchrun``): each process builds the same policies from the
-same seed, rolls out its own problems, and :meth:`Distributed.average_gradients` all-reduces the
-trained tensors' gradients before every optimizer step, so the replicas stay identical. A single
-process (no ``WORLD_SIZE``) makes every method a no-op.
+Launch with ``accelerate launch --multi_gpu`` (or ``torchrun``): each process builds the same
+policies from the same seed, rolls out its own problems, and :meth:`Distributed.average_gradients`
+all-reduces the trained tensors' gradients before every optimizer step, so the replicas stay
+identical. Without a GPU the same launch runs CPU processes over gloo. A single process (no
+``WORLD_SIZE``) makes every method a no-op.
 """
 
 from __future__ import annotations
@@ -33,8 +34,7 @@ class Distributed:
         import torch.distributed as dist
 
         if not dist.is_initialized():
-            backend = "nccl" if torch.cuda.is_available() else "gloo"
-            dist.init_process_group(backend=backend)
+            dist.init_process_group(backend=_backend_for_this_machine())
         return cls(rank=dist.get_rank(), world_size=dist.get_world_size())
 
     def average_gradients(self, params: Iterable[torch.nn.Parameter]) -> None:
@@ -58,3 +58,15 @@ class Distributed:
         tensor = torch.tensor([value], dtype=torch.float64)
         dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
         return float(tensor.item()) / self.world_size
+
+
+def _backend_for_this_machine() -> str:
+    """gloo on CPU; on GPUs NCCL for CUDA tensors and gloo for CPU ones (``mean`` reduces a CPU scalar).
+
+    Each process must own one GPU before the group forms, otherwise every rank would put its model
+    on ``cuda:0``; the launcher says which one in ``LOCAL_RANK``.
+    """
+    if not torch.cuda.is_available():
+        return "gloo"
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    return "cpu:gloo,cuda:nccl"

@@ -1,5 +1,5 @@
-"""Run by ``torchrun --nproc_per_node 2`` from test_distributed.py: train a tiny model for
-two steps and print a checksum of each agent's adapter, so the test can compare the replicas."""
+"""Run by ``accelerate launch --multi_gpu --num_processes 2`` from test_distributed.py: train a tiny
+model for two steps and print a checksum of each agent's adapter, so the test can compare the replicas."""
 
 import json
 import sys
