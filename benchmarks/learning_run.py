@@ -235,9 +235,9 @@ def _solved(result: Mapping[str, Any]) -> str:
 
 
 def write_report(out: Path, budget: Budget, summaries: Mapping[str, Mapping[str, Any]], command: str,
-                 machine_info: Mapping[str, Any], reading: str) -> Path:
+                 machine_info: Mapping[str, Any], reading: str, runs_dir: Path = DEFAULT_RUNS) -> Path:
     settings = "\n".join(f"| {k} | {v} |" for k, v in dataclasses.asdict(budget).items())
-    commands = "\n".join(shlex.join(train_command(a, budget, DEFAULT_RUNS)) for a in summaries)
+    commands = "\n".join(shlex.join(train_command(a, budget, runs_dir)) for a in summaries)
     text = f"""# CPU learning run: MAGRPO vs single-agent GRPO
 
 Written by `{command}` (run in the background with `nice -n 10`).
@@ -285,7 +285,7 @@ scale; `reward/tests` (fraction of the problem's tests passed) is shared by both
 {reading}
 
 Files: `summary.json` (all numbers above), `<algo>_metrics.jsonl` and `<algo>_eval.json` (copied from
-the run folders `{DEFAULT_RUNS}/<algo>/`).
+the run folders `{runs_dir}/<algo>/`).
 """
     path = out / "README.md"
     path.write_text(text, encoding="utf-8")
@@ -369,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     record = {"budget": dataclasses.asdict(budget), "machine": info, "runs": summaries}
     (args.out / "summary.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
     reading = args.reading.read_text(encoding="utf-8") if args.reading else default_reading(summaries)
-    report = write_report(args.out, budget, summaries, info["command"], info, reading)
+    report = write_report(args.out, budget, summaries, info["command"], info, reading, args.runs_dir)
     print(f"\n{results_table(summaries)}\n\nReport: {report}")
     return 0
 
