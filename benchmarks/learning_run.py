@@ -242,7 +242,7 @@ def write_report(out: Path, budget: Budget, summaries: Mapping[str, Mapping[str,
 
 Written by `{command}` (run in the background with `nice -n 10`).
 
-Machine: {machine_info['nproc']} cores ({machine_info['cpu']}), shared with other engineers' jobs;
+Machine: {machine_info['nproc']} cores ({machine_info['cpu']}), shared with other jobs;
 load average at the start {_load(machine_info['load_start'])}, at the end {_load(machine_info['load_end'])}.
 Python {machine_info['python']}. Model SmolLM2-135M-Instruct (fp32, one LoRA adapter per trained agent).
 
