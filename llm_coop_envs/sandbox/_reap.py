@@ -42,7 +42,8 @@ def _kill_namespace() -> None:
         pass
 
 
-def _kill_as(uid: int) -> None:
+def kill_as(uid: int) -> None:
+    """Kill every process of ``uid`` at once: a forked helper takes that uid and calls kill(-1)."""
     pid = os.fork()
     if pid == 0:
         try:
@@ -89,7 +90,7 @@ def signal_run(mode: str, run_uid: int | None, child: int) -> None:
     if mode == "namespace":
         _kill_namespace()
     elif run_uid is not None:
-        _kill_as(run_uid)
+        kill_as(run_uid)
     else:
         _kill_descendants()
 

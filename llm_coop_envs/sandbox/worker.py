@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import time
 
-from llm_coop_envs.sandbox import _protocol
+from llm_coop_envs.sandbox import _protocol, _reap
 from llm_coop_envs.sandbox.backend import CLEAN_ENV, LaunchPlan
 
 _START_TIMEOUT_S = 30.0
@@ -113,12 +113,4 @@ def _widen_pipe(fd: int) -> int:
 
 def kill_uid(uid: int) -> None:
     """Kills every process of a run uid (daemons a dead warm interpreter could not reap)."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setresuid(uid, uid, uid)
-            os.kill(-1, signal.SIGKILL)
-        except BaseException:
-            pass
-        os._exit(0)
-    os.waitpid(pid, 0)
+    _reap.kill_as(uid)
