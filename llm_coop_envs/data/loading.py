@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gzip
 import json
 import os
 from collections.abc import Callable
@@ -82,14 +83,21 @@ def _read_cached(path: str) -> tuple[Row, ...]:
     return tuple(_read_file(Path(path)))
 
 
+def read_rows(path: str | os.PathLike) -> list[Row]:
+    """Rows of a JSON list (``.json``) or JSON Lines file (any other suffix); ``.gz`` is decompressed."""
+    return _read_file(Path(path))
+
+
 def _read_file(path: Path) -> list[Row]:
     if not path.is_file():
         raise DataNotFoundError(f"Data file {str(path)!r} does not exist.")
-    text = path.read_text(encoding="utf-8")
+    compressed = path.suffix == ".gz"
+    text = gzip.decompress(path.read_bytes()).decode("utf-8") if compressed else path.read_text(encoding="utf-8")
+    is_list = (path.with_suffix("") if compressed else path).suffix == ".json"
     try:
-        rows = json.loads(text) if path.suffix == ".json" else _json_lines(text)
+        rows = json.loads(text) if is_list else _json_lines(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not valid JSON{' Lines' if path.suffix != '.json' else ''}: {error}") from None
+        raise ValueError(f"{path} is not valid JSON{'' if is_list else ' Lines'}: {error}") from None
     if isinstance(rows, dict):  # {"train": [...]} or {"data": [...]}: accept a single list value
         lists = [v for v in rows.values() if isinstance(v, list)]
         rows = lists[0] if len(lists) == 1 else rows
