@@ -55,3 +55,16 @@ def test_published_splits():
     assert select_split(list(range(10)), "coop_humaneval", "train", custom_data=True) == list(range(8))
     with pytest.raises(ValueError, match="split must be"):
         select_split(rows, "coop_humaneval", "validation")
+
+
+def test_read_rows_decompresses_gzip(tmp_path):
+    import gzip
+
+    from llm_coop_envs.data import read_rows
+
+    lines = tmp_path / "rows.jsonl.gz"
+    lines.write_bytes(gzip.compress(b'{"a": 1}\n{"a": 2}\n'))
+    listed = tmp_path / "rows.json.gz"
+    listed.write_bytes(gzip.compress(b'[{"a": 3}]'))
+    assert [r["a"] for r in read_rows(lines)] == [1, 2]
+    assert read_rows(listed) == [{"a": 3}]
