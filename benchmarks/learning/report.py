@@ -94,7 +94,7 @@ def budget_table(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Bu
         lines.append(
             f"| {label(algo)} | {team(algo)} | {budget.reply_tokens(algo)} | {cap:,} | "
             f"{_per_seed(runs, 'generated_tokens', '{:,}')} | {_per_seed(runs, 'env_steps', '{:,}')} | "
-            f"{_per_seed(runs, 'train_s', '{:.0f}')} |"
+            f"{_per_seed(runs, 'train_s', '{:.1f}')} |"
         )
     return "\n".join(lines) + (
         f"\n\nShared by every algorithm: {budget.steps} steps × {budget.problems_per_step} problem(s) × G={budget.group_size} "

@@ -132,3 +132,17 @@ def test_resuming_with_other_settings_is_refused(tmp_path, capsys):
     write_meta(tmp_path, BUDGET)
     code = bench_command(["--runs-dir", str(tmp_path), "--steps", "99", "-q"])
     assert code == 2 and "other settings (budget differ)" in capsys.readouterr().err
+
+
+def test_llm_coop_dispatches_bench(tmp_path, capsys):
+    from llm_coop_envs.cli import main
+
+    assert main(["bench", "--report-only", "--runs-dir", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "no benchmark in" in capsys.readouterr().err
+
+
+def test_learning_run_is_a_deprecated_alias(tmp_path):
+    from benchmarks import learning_run
+
+    with pytest.warns(DeprecationWarning, match="llm-coop bench"):
+        assert learning_run.main(["--report-only", "--runs-dir", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
