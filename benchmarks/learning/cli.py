@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -43,6 +44,11 @@ def bench_command(argv: Sequence[str]) -> int:
     runs = collect_runs(meta, runs_dir)
     summary = aggregate(runs, meta["algorithms"], args.resamples)
     paths = write_report(out, meta, summary)
+    if args.docs_images and "png" in paths:
+        # mkdocs serves only docs/: a copy of the curves there lets the docs pages show them.
+        paths["docs_png"] = Path(args.docs_images) / f"learning_{meta['env']}_curves.png"
+        paths["docs_png"].parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(paths["png"], paths["docs_png"])
     if not args.quiet:
         print(results_table(summary, Budget(**meta["budget"])))
         print("Wrote " + ", ".join(str(p) for p in paths.values()))
@@ -174,6 +180,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra trainer override for every run")
     parser.add_argument("--runs-dir", help="trainer run folders (default runs/bench/<env>)")
     parser.add_argument("--out", help="results folder (default benchmarks/results/learning/<env>)")
+    parser.add_argument("--docs-images", metavar="DIR", help="also copy curves.png to DIR/learning_<env>_curves.png (e.g. docs/images)")
     parser.add_argument("--report-only", action="store_true", help="do not train; rebuild the report from the run folders")
     parser.add_argument("--timeout-min", type=float, default=None, help="stop a run after this many minutes (it is reported failed)")
     parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")

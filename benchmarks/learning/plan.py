@@ -30,7 +30,7 @@ DEFAULT_ENV = "coop_basics-v0"
 class Budget:
     """What every run gets. ``sample_tokens`` caps the tokens of one joint sample, summed over agents."""
 
-    steps: int = 20
+    steps: int = 10
     problems_per_step: int = 1
     group_size: int = 4
     sample_tokens: int = 256

@@ -68,7 +68,8 @@ def test_report_only_writes_the_files_and_lists_a_failed_run(tmp_path):
         write_run(runs_dir, f"magrpo-seed{seed}", {0: NONE, 2: NONE, 4: HALF})
     write_run(runs_dir, "grpo-seed0", {0: NONE, 2: NONE, 4: NONE}, pair=False)
     (runs_dir / "grpo-seed1.run.json").write_text(json.dumps({"status": "failed", "error": "exit status 1; boom", "wall_s": 3.0}))
-    code = bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "200", "-q"])
+    code = bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "200", "-q",
+                          "--docs-images", str(tmp_path / "docs")])
     assert code == 1  # a failed run makes the command fail, after the report is written
     text = (out / "results.md").read_text()
     assert "untrained pair" in text and "untrained single agent" in text
@@ -78,6 +79,7 @@ def test_report_only_writes_the_files_and_lists_a_failed_run(tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert results["algorithms"]["grpo"]["seeds"] == [0]
     assert (out / "curves.png").stat().st_size > 0
+    assert (tmp_path / "docs" / "learning_coop_basics-v0_curves.png").read_bytes() == (out / "curves.png").read_bytes()
 
 
 def test_report_only_without_a_benchmark_says_what_to_do(tmp_path, capsys):
