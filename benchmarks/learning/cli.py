@@ -84,8 +84,12 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
         "env": args.env, "algorithms": algorithms, "seeds": list(args.seeds), "budget": dataclasses.asdict(budget),
         "overrides": list(args.set), "command": "llm-coop bench " + shlex.join(list(argv)),
         "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
+        "sessions": [],
     }
     _check_resumable(meta, runs_dir)
+    # Every invocation that trained is kept, with the machine's load around it: a resumed benchmark
+    # ran in several sessions, under whatever load each one had.
+    meta["sessions"].append({"command": meta["command"], "uptime_start": _uptime()})
     return meta
 
 
@@ -99,7 +103,7 @@ def _train(meta: dict[str, Any], runs_dir: Path, args: argparse.Namespace) -> No
     _save_meta(meta, runs_dir)
     timeout = args.timeout_min * 60 if args.timeout_min else None
     run_all(specs, commands, runs_dir, timeout_s=timeout, quiet=args.quiet)
-    meta["machine"]["uptime_end"] = _uptime()
+    meta["sessions"][-1]["uptime_end"] = _uptime()
     _save_meta(meta, runs_dir)
 
 
@@ -112,6 +116,7 @@ def _check_resumable(meta: dict[str, Any], runs_dir: Path) -> None:
         raise ValueError(f"{runs_dir} holds a benchmark with other settings ({', '.join(changed)} differ): "
                          "use another --runs-dir, or delete that folder to start over")
     meta["seeds"] = sorted(set(old["seeds"]) | set(meta["seeds"]))  # adding seeds later extends the experiment
+    meta["sessions"] = old.get("sessions", [])
 
 
 def _load_meta(runs_dir: Path) -> dict[str, Any]:
@@ -140,7 +145,7 @@ def machine() -> dict[str, Any]:
     if cpuinfo.is_file():
         names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if line.startswith("model name")]
         cpu = names[0] if names else cpu
-    return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version(), "uptime_start": _uptime()}
+    return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version()}
 
 
 def _uptime() -> str:

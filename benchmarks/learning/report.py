@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -38,11 +39,13 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
     machine = meta["machine"]
     parts = [
         f"# Learning benchmark on `{meta['env']}`",
-        f"Written by `{meta['command']}`; llm-coop-envs {meta['package_version']}.",
+        f"Reproduce (every run, all settings spelled out; llm-coop-envs {meta['package_version']}):",
+        f"```bash\n{reproduce_command(meta)}\n```",
         f"Model: {meta['model']}. Training samples at temperature {budget.temperature}, top-p {budget.top_p}; "
         "every held-out evaluation is greedy (temperature 0), one episode per problem.",
-        f"Machine: {machine['cores']} cores ({machine['cpu']}); `uptime` at the start: {machine['uptime_start']}; "
-        f"at the end: {machine.get('uptime_end', 'not recorded')}.",
+        f"Machine: {machine['cores']} cores ({machine['cpu']}), Python {machine['python']}. "
+        "Runs execute one at a time; the load around each session that trained:",
+        sessions_table(meta.get("sessions", [])),
         "## Held-out results (mean [95 % CI])",
         results_table(summary, budget),
         "## Changes (mean [95 % CI]; rates in percentage points)",
@@ -57,6 +60,17 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
                   "Mean over seeds; the band is the 95 % hierarchical-bootstrap interval (seeds, then problems)."]
     parts += ["## What this does not show", limits(meta, summary, budget)]
     return "\n\n".join(parts) + "\n"
+
+
+def reproduce_command(meta: Mapping[str, Any]) -> str:
+    """The one command that runs this whole benchmark, whatever sessions it was run in."""
+    budget = meta["budget"]
+    flags = [meta["env"], "--algos", ",".join(meta["algorithms"]), "--seeds", *map(str, meta["seeds"])]
+    for name, value in budget.items():
+        flags += [f"--{name.replace('_', '-')}", str(value)]
+    for override in meta.get("overrides", []):
+        flags += ["--set", override]
+    return "llm-coop bench " + shlex.join(flags)
 
 
 def results_table(summary: Mapping[str, Any], budget: Budget) -> str:
@@ -102,6 +116,13 @@ def budget_table(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Bu
         f"{budget.eval_problems} problems at step 0, every {budget.eval_every} steps and after the last. "
         "Measured values are listed per seed; an env step runs the program in the sandbox at most once."
     )
+
+
+def sessions_table(sessions: list[Mapping[str, Any]]) -> str:
+    lines = ["| command | `uptime` at the start | at the end |", "|---|---|---|"]
+    for session in sessions:
+        lines.append(f"| `{session['command']}` | {session['uptime_start']} | {session.get('uptime_end', 'not recorded (interrupted)')} |")
+    return "\n".join(lines)
 
 
 def runs_table(summary: Mapping[str, Any]) -> str:

@@ -76,6 +76,8 @@ def test_report_only_writes_the_files_and_lists_a_failed_run(tmp_path):
     assert "| grpo-seed1 | failed | 3 | exit status 1; boom |" in text
     assert "Not finished, and left out of every number above: grpo-seed1" in text
     assert "50.0 % [" in text
+    assert "llm-coop bench coop_basics-v0 --algos magrpo,grpo --seeds 0 1 --steps 4 " in text
+    assert "| `llm-coop bench` | load average: 1.00 | load average: 2.00 |" in text
     results = json.loads((out / "results.json").read_text())
     assert results["algorithms"]["grpo"]["seeds"] == [0]
     assert (out / "curves.png").stat().st_size > 0
@@ -148,3 +150,17 @@ def test_learning_run_is_a_deprecated_alias(tmp_path):
 
     with pytest.warns(DeprecationWarning, match="llm-coop bench"):
         assert learning_run.main(["--report-only", "--runs-dir", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+
+
+def test_the_reproduce_command_parses_back_to_the_same_budget(tmp_path):
+    import shlex
+
+    from benchmarks.learning.cli import _parser
+    from benchmarks.learning.report import reproduce_command
+
+    write_meta(tmp_path, BUDGET, seeds=(0, 3))
+    meta = json.loads((tmp_path / "bench.json").read_text())
+    args = _parser().parse_args(shlex.split(reproduce_command(meta))[2:])
+    assert args.seeds == [0, 3] and args.algos == "magrpo,grpo" and args.env == "coop_basics-v0"
+    parsed = Budget(**{name: getattr(args, name) for name in meta["budget"]})
+    assert parsed == BUDGET
