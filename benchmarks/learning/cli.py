@@ -82,14 +82,13 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
         raise ValueError("give at least one algorithm (--algos) and one seed (--seeds)")
     meta = {
         "env": args.env, "algorithms": algorithms, "seeds": list(args.seeds), "budget": dataclasses.asdict(budget),
-        "overrides": list(args.set), "command": "llm-coop bench " + shlex.join(list(argv)),
-        "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
+        "overrides": list(args.set), "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
         "sessions": [],
     }
     _check_resumable(meta, runs_dir)
     # Every invocation that trained is kept, with the machine's load around it: a resumed benchmark
     # ran in several sessions, under whatever load each one had.
-    meta["sessions"].append({"command": meta["command"], "uptime_start": _uptime()})
+    meta["sessions"].append({"command": "llm-coop bench " + shlex.join(list(argv)), "uptime_start": _uptime()})
     return meta
 
 

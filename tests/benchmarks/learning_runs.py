@@ -43,7 +43,7 @@ def write_meta(runs_dir: Path, budget: Budget, algorithms=("magrpo", "grpo"), se
     runs_dir.mkdir(parents=True, exist_ok=True)
     meta = {
         "env": env, "algorithms": list(algorithms), "seeds": list(seeds), "budget": dataclasses.asdict(budget),
-        "overrides": [], "command": "llm-coop bench (written by a test)", "model": "a test model",
+        "overrides": [], "model": "a test model",
         "package_version": "0", "machine": {"cores": 2, "cpu": "test", "python": "3"},
         "sessions": [{"command": "llm-coop bench", "uptime_start": "load average: 1.00", "uptime_end": "load average: 2.00"}],
     }
