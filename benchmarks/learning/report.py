@@ -46,7 +46,7 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         f"Machine: {machine['cores']} cores ({machine['cpu']}), Python {machine['python']}. "
         "Runs execute one at a time; the load around each session that trained:",
         sessions_table(meta.get("sessions", [])),
-        "## Held-out results (mean [95 % CI])",
+        f"## Held-out results on {len(summary['task_ids'])} problems (mean [95 % CI])",
         results_table(summary, budget),
         "## Changes (mean [95 % CI]; rates in percentage points)",
         changes_table(summary),
