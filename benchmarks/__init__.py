@@ -4,5 +4,7 @@
 - :mod:`benchmarks.baselines`: single model, naive concatenation, sequential pipeline, discussion,
   the env's own protocol, and trained checkpoints, all run through the env API.
 - :mod:`benchmarks.reporting`: markdown tables, JSON and PNG plots.
+- :mod:`benchmarks.learning`: ``llm-coop bench``, algorithms x seeds at an equal budget with
+  bootstrap confidence intervals and learning curves.
 - ``llm-coop eval`` (:func:`benchmarks.cli.eval_command`) and ``python -m benchmarks.perf``.
 """

@@ -1,7 +1,7 @@
-"""The ``llm-coop`` command: list environments, pull the default model, train, evaluate.
+"""The ``llm-coop`` command: list environments, pull the default model, train, evaluate, benchmark.
 
 ``envs`` needs only this package; ``train``/``pull-model`` need the ``train`` extra and
-``eval`` the benchmarks, so those are imported only when asked for.
+``eval``/``bench`` the benchmarks, so those are imported only when asked for.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ _DELEGATED = {
     "train": ("trainers.cli:train_command", "train agents on an env (MAGRPO by default)"),
     "pull-model": ("trainers.cli:pull_model_command", "fetch and convert the default model into the cache"),
     "eval": ("benchmarks.cli:eval_command", "evaluate agents and baselines: pass@k, cooperation, tables, plots"),
+    "bench": ("benchmarks.learning.cli:bench_command", "train algorithms x seeds at an equal budget; results with CIs"),
 }
 
 

@@ -1,0 +1,103 @@
+"""From finished runs to the numbers of the report: per algorithm, before (step 0) and after (last
+evaluation) with 95 % intervals, the paired change, and the first algorithm against each other one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from benchmarks.learning import bootstrap
+from benchmarks.learning.records import METRICS, Run, measured_budget, problem_values
+
+# The pass rate and the share of tests passed mean the same on every team; rewards do not
+# (the pair's maximum is 4.0, a single agent's 2.1), nor does a helper rate, so only these compare.
+COMPARABLE = ("pass_rate", "acc")
+
+
+def common_task_ids(runs: Sequence[Run]) -> list[str]:
+    """Problems every evaluation of every run has, in the first evaluation's order."""
+    evaluations = [records for run in runs for records in run.evals.values()]
+    if not evaluations:
+        return []
+    shared = set.intersection(*({r["task_id"] for r in records} for records in evaluations))
+    return [r["task_id"] for r in evaluations[0] if r["task_id"] in shared]
+
+
+def matrix(runs: Sequence[Run], step: int | str, metric: str, task_ids: list[str]) -> np.ndarray | None:
+    """Seeds x problems values of ``metric`` at ``step`` (an int, ``"before"`` or ``"after"``);
+    ``None`` when a run lacks that evaluation or metric."""
+    rows = []
+    for run in runs:
+        at = {"before": min(run.evals), "after": max(run.evals)}.get(step, step) if run.evals else None
+        values = problem_values(run.evals[at], metric, task_ids) if at in run.evals else None
+        if values is None:
+            return None
+        rows.append(values)
+    return np.array(rows) if rows else None
+
+
+def summarise_algorithm(runs: Sequence[Run], task_ids: list[str], resamples: int) -> dict[str, Any]:
+    """Before/after/change per metric (``None`` where the runs lack it), curves and measured budgets."""
+    metrics = {}
+    for metric in METRICS:
+        before, after = matrix(runs, "before", metric, task_ids), matrix(runs, "after", metric, task_ids)
+        if before is None or after is None:
+            metrics[metric] = None
+            continue
+        metrics[metric] = {
+            "before": bootstrap.interval(before, resamples).as_dict(),
+            "after": bootstrap.interval(after, resamples).as_dict(),
+            "change": bootstrap.paired_difference(after, before, resamples).as_dict(),
+        }
+    return {
+        "seeds": [run.seed for run in runs],
+        "metrics": metrics,
+        "curves": curves(runs, task_ids, resamples),
+        "budget": [{"seed": run.seed, **measured_budget(run), "wall_s": run.wall_s} for run in runs],
+    }
+
+
+def curves(runs: Sequence[Run], task_ids: list[str], resamples: int) -> dict[str, list[dict[str, float]]]:
+    """Per comparable metric: one point per evaluation step that every run has."""
+    steps = sorted(set.intersection(*(set(run.evals) for run in runs))) if runs else []
+    result = {}
+    for metric in COMPARABLE:
+        points = []
+        for step in steps:
+            values = matrix(runs, step, metric, task_ids)
+            if values is not None:
+                points.append({"step": step, **bootstrap.interval(values, resamples).as_dict()})
+        result[metric] = points
+    return result
+
+
+def compare(reference: Sequence[Run], other: Sequence[Run], task_ids: list[str], resamples: int) -> dict[str, Any]:
+    """``reference - other`` after training, per comparable metric (``None`` where either lacks it)."""
+    result = {}
+    for metric in COMPARABLE:
+        a, b = matrix(reference, "after", metric, task_ids), matrix(other, "after", metric, task_ids)
+        result[metric] = None if a is None or b is None else bootstrap.difference(a, b, resamples).as_dict()
+    return result
+
+
+def aggregate(runs: Sequence[Run], algorithms: Sequence[str], resamples: int = bootstrap.RESAMPLES) -> dict[str, Any]:
+    """Everything the report shows, from the runs that finished; failed/missing runs are listed."""
+    done = [run for run in runs if run.ok]
+    task_ids = common_task_ids(done)
+    by_algo = {algo: [run for run in done if run.algo == algo] for algo in algorithms}
+    summary = {algo: summarise_algorithm(group, task_ids, resamples) for algo, group in by_algo.items() if group}
+    reference = algorithms[0]
+    comparisons = {
+        f"{reference} - {algo}": compare(by_algo[reference], by_algo[algo], task_ids, resamples)
+        for algo in algorithms[1:] if by_algo[reference] and by_algo[algo]
+    }
+    return {
+        "task_ids": task_ids,
+        "algorithms": summary,
+        "comparisons": comparisons,
+        "runs": [{"name": r.name, "algo": r.algo, "seed": r.seed, "status": r.status, "error": r.error,
+                  "wall_s": r.wall_s} for r in runs],
+        "resamples": resamples,
+    }

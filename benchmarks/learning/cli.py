@@ -1,0 +1,196 @@
+"""``llm-coop bench``: train algorithms x seeds at an equal budget, then report held-out results with CIs.
+
+    llm-coop bench                                   # magrpo and grpo, seeds 0 1, on coop_basics-v0
+    llm-coop bench coop_humaneval-v0 --algos magrpo,grpo --seeds 0 1 2 --steps 30
+    llm-coop bench --report-only                     # rebuild the report from the run folders
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.learning.plan import DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, plan, train_command
+
+META_FILE = "bench.json"
+# Settings that must match for a runs folder to be resumed: anything else would mix two experiments.
+SAME_EXPERIMENT = ("env", "algorithms", "budget", "overrides")
+
+
+def bench_command(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    runs_dir = Path(args.runs_dir or f"runs/bench/{args.env}")
+    out = Path(args.out or f"benchmarks/results/learning/{args.env}")
+    try:
+        meta = _load_meta(runs_dir) if args.report_only else _start(args, argv, runs_dir)
+    except ValueError as error:
+        print(f"llm-coop bench: {error}", file=sys.stderr)
+        return 2
+    if not args.report_only:
+        _train(meta, runs_dir, args)
+    from benchmarks.learning.aggregate import aggregate
+    from benchmarks.learning.report import results_table, write_report
+
+    runs = collect_runs(meta, runs_dir)
+    summary = aggregate(runs, meta["algorithms"], args.resamples)
+    paths = write_report(out, meta, summary)
+    if args.docs_images and "png" in paths:
+        # mkdocs serves only docs/: a copy of the curves there lets the docs pages show them.
+        paths["docs_png"] = Path(args.docs_images) / f"learning_{meta['env']}_curves.png"
+        paths["docs_png"].parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(paths["png"], paths["docs_png"])
+    if not args.quiet:
+        print(results_table(summary, Budget(**meta["budget"])))
+        print("Wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0 if all(run.ok for run in runs) else 1
+
+
+def collect_runs(meta: dict[str, Any], runs_dir: Path):
+    """One :class:`Run` per planned (algorithm, seed), read from its folder and its outcome file."""
+    from benchmarks.learning.records import Run, read_run
+    from benchmarks.learning.runner import read_outcome
+
+    runs = []
+    for spec in plan(meta["algorithms"], meta["seeds"]):
+        outcome = read_outcome(runs_dir, spec)
+        run = read_run(Run(spec.name, spec.algo, spec.seed, wall_s=outcome.get("wall_s")), runs_dir / spec.name)
+        if outcome.get("status") == "failed":
+            run.status, run.error = "failed", outcome.get("error", "")
+        runs.append(run)
+    return runs
+
+
+def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dict[str, Any]:
+    budget = Budget(
+        steps=args.steps, problems_per_step=args.problems_per_step, group_size=args.group_size,
+        sample_tokens=args.sample_tokens, eval_every=args.eval_every, eval_problems=args.eval_problems,
+        learning_rate=args.learning_rate, lora_r=args.lora_r, temperature=args.temperature, top_p=args.top_p,
+        model=args.model,
+    )
+    algorithms = [name.strip() for name in args.algos.split(",") if name.strip()]
+    if not algorithms or not args.seeds:
+        raise ValueError("give at least one algorithm (--algos) and one seed (--seeds)")
+    meta = {
+        "env": args.env, "algorithms": algorithms, "seeds": list(args.seeds), "budget": dataclasses.asdict(budget),
+        "overrides": list(args.set), "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
+        "sessions": [],
+    }
+    _check_resumable(meta, runs_dir)
+    # Every invocation that trained is kept, with the machine's load around it: a resumed benchmark
+    # ran in several sessions, under whatever load each one had.
+    meta["sessions"].append({"command": "llm-coop bench " + shlex.join(list(argv)), "uptime_start": _uptime()})
+    return meta
+
+
+def _train(meta: dict[str, Any], runs_dir: Path, args: argparse.Namespace) -> None:
+    from benchmarks.learning.runner import run_all
+
+    budget = Budget(**meta["budget"])
+    specs = plan(meta["algorithms"], meta["seeds"])
+    commands = [train_command(spec, meta["env"], budget, runs_dir, meta["overrides"]) for spec in specs]
+    meta["train_commands"] = {spec.name: shlex.join(c) for spec, c in zip(specs, commands)}
+    _save_meta(meta, runs_dir)
+    timeout = args.timeout_min * 60 if args.timeout_min else None
+    run_all(specs, commands, runs_dir, timeout_s=timeout, quiet=args.quiet)
+    meta["sessions"][-1]["uptime_end"] = _uptime()
+    _save_meta(meta, runs_dir)
+
+
+def _check_resumable(meta: dict[str, Any], runs_dir: Path) -> None:
+    if not (runs_dir / META_FILE).is_file():
+        return
+    old = _load_meta(runs_dir)
+    changed = [key for key in SAME_EXPERIMENT if old.get(key) != meta[key]]
+    if changed:
+        raise ValueError(f"{runs_dir} holds a benchmark with other settings ({', '.join(changed)} differ): "
+                         "use another --runs-dir, or delete that folder to start over")
+    meta["seeds"] = sorted(set(old["seeds"]) | set(meta["seeds"]))  # adding seeds later extends the experiment
+    meta["sessions"] = old.get("sessions", [])
+
+
+def _load_meta(runs_dir: Path) -> dict[str, Any]:
+    path = runs_dir / META_FILE
+    if not path.is_file():
+        raise ValueError(f"no benchmark in {runs_dir} ({META_FILE} is missing): run without --report-only first")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _save_meta(meta: dict[str, Any], runs_dir: Path) -> None:
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    (runs_dir / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+
+
+def describe_model(model: str) -> str:
+    from trainers.model_cache import DEFAULT_MODEL, DEFAULT_MODEL_ALIASES, GGUF_NAME, WHEEL_REQUIREMENT
+
+    if model in DEFAULT_MODEL_ALIASES:
+        return f"{DEFAULT_MODEL}, the build packaged in PyPI `{WHEEL_REQUIREMENT}` ({GGUF_NAME}, de-quantised to fp32)"
+    return model
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version()}
+
+
+def _uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("llm-coop-envs")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _parser() -> argparse.ArgumentParser:
+    defaults = Budget()
+    parser = argparse.ArgumentParser(prog="llm-coop bench", description=__doc__.splitlines()[0])
+    parser.add_argument("env", nargs="?", default=DEFAULT_ENV, help=f"registered env id (default {DEFAULT_ENV})")
+    parser.add_argument("--algos", default=",".join(DEFAULT_ALGORITHMS), help="comma-separated algorithms; the first is compared with the others")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
+    parser.add_argument("--steps", type=int, default=defaults.steps, help="training steps, the same for every algorithm")
+    parser.add_argument("--problems-per-step", type=int, default=defaults.problems_per_step)
+    parser.add_argument("--group-size", type=int, default=defaults.group_size, help="G joint samples per problem")
+    parser.add_argument("--sample-tokens", type=int, default=defaults.sample_tokens,
+                        help="cap on the tokens of one joint sample, summed over agents (a pair's agents get half each)")
+    parser.add_argument("--eval-every", type=int, default=defaults.eval_every, help="held-out evaluation every N steps")
+    parser.add_argument("--eval-problems", type=int, default=defaults.eval_problems, help="held-out problems per evaluation")
+    parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
+    parser.add_argument("--lora-r", type=int, default=defaults.lora_r)
+    parser.add_argument("--temperature", type=float, default=defaults.temperature, help="training sampling temperature")
+    parser.add_argument("--top-p", type=float, default=defaults.top_p)
+    parser.add_argument("--model", default=defaults.model, help="'default' (the packaged SmolLM2-135M-Instruct), a Hub id or a path")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra trainer override for every run")
+    parser.add_argument("--runs-dir", help="trainer run folders (default runs/bench/<env>)")
+    parser.add_argument("--out", help="results folder (default benchmarks/results/learning/<env>)")
+    parser.add_argument("--docs-images", metavar="DIR", help="also copy curves.png to DIR/learning_<env>_curves.png (e.g. docs/images)")
+    parser.add_argument("--report-only", action="store_true", help="do not train; rebuild the report from the run folders")
+    parser.add_argument("--timeout-min", type=float, default=None, help="stop a run after this many minutes (it is reported failed)")
+    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or table")
+    return parser
+
+
+if __name__ == "__main__":
+    raise SystemExit(bench_command(sys.argv[1:]))

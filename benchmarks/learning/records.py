@@ -1,0 +1,89 @@
+"""Reading one finished trainer run folder into plain records.
+
+The trainer writes, per run folder: ``metrics.jsonl`` (one row per training step, plus one row per
+held-out evaluation), ``eval/step_{step:05d}.jsonl`` (one JSON object per held-out problem:
+``task_id``, ``reward``, ``solved``, ``tests_passed``, ``uses_helper``; the last two may be null)
+and ``eval.json`` once the run has finished.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+STEP_FILE = re.compile(r"step_(\d+)\.jsonl$")
+# Table metric -> the per-problem field it averages (booleans count as 0/1).
+METRICS = {"pass_rate": "solved", "acc": "tests_passed", "reward": "reward", "coop_rate": "uses_helper"}
+
+
+@dataclasses.dataclass
+class Run:
+    """One (algorithm, seed) run as the report sees it."""
+
+    name: str
+    algo: str
+    seed: int
+    status: str = "missing"
+    """``done``, ``failed`` (with ``error``) or ``missing`` (not run yet)."""
+    error: str = ""
+    wall_s: float | None = None
+    evals: dict[int, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
+    """Held-out evaluation step -> one record per problem."""
+    train_rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "done"
+
+
+def read_run(run: Run, run_dir: Path) -> Run:
+    """Fill ``run`` from ``run_dir``; a finished folder without per-problem evaluations is a failure."""
+    if not (run_dir / "eval.json").is_file():
+        return run
+    run.evals = read_evals(run_dir / "eval")
+    run.train_rows = [row for row in read_jsonl(run_dir / "metrics.jsonl") if "reward/mean" in row]
+    if len(run.evals) < 2:
+        run.status, run.error = "failed", f"fewer than two held-out evaluations in {run_dir / 'eval'}"
+    else:
+        run.status = "done"
+    return run
+
+
+def read_evals(folder: Path) -> dict[int, list[dict[str, Any]]]:
+    evals = {}
+    for path in sorted(folder.glob("step_*.jsonl")) if folder.is_dir() else ():
+        match = STEP_FILE.search(path.name)
+        if match:
+            evals[int(match.group(1))] = read_jsonl(path)
+    return evals
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def problem_values(records: list[dict[str, Any]], metric: str, task_ids: list[str]) -> list[float] | None:
+    """The metric per problem in ``task_ids`` order; ``None`` when any problem lacks it."""
+    by_task = {record["task_id"]: record.get(METRICS[metric]) for record in records}
+    values = [by_task.get(task_id) for task_id in task_ids]
+    if any(value is None for value in values):
+        return None
+    return [float(value) for value in values]
+
+
+def measured_budget(run: Run) -> dict[str, float]:
+    """What a run actually spent: generated tokens of all agents and env steps (each runs the
+    program in the sandbox at most once), summed over the training steps; held-out episodes apart."""
+    rows = run.train_rows
+    return {
+        "steps": len(rows),
+        "generated_tokens": int(sum(row.get("perf/generated_tokens", 0) for row in rows)),
+        "env_steps": int(sum(row.get("train/joint_samples", 0) for row in rows)),
+        "eval_episodes": sum(len(records) for records in run.evals.values()),
+        "train_s": float(sum(row.get("perf/step_s", 0.0) for row in rows)),
+    }

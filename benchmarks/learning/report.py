@@ -1,0 +1,203 @@
+"""``results.md``, ``results.json`` and ``curves.png`` from the aggregate and the bench's metadata."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchmarks.learning.plan import Budget, team
+
+LABELS = {"magrpo": "MAGRPO (helper + main)", "grpo": "GRPO (single agent)"}
+UNTRAINED = {"pair": "untrained pair", "single": "untrained single agent"}
+COLUMNS = (("pass_rate", "held-out pass rate"), ("acc", "acc (tests passed)"), ("reward", "mean reward"),
+           ("coop_rate", "coop rate"))
+
+
+def label(algo: str) -> str:
+    return LABELS.get(algo, algo)
+
+
+def write_report(out: Path, meta: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "results.json", "md": out / "results.md"}
+    paths["json"].write_text(json.dumps({**meta, **summary}, indent=2), encoding="utf-8")
+    curves = plot_curves(summary, out / "curves.png")
+    paths["md"].write_text(markdown(meta, summary, has_curves=curves is not None), encoding="utf-8")
+    if curves is not None:
+        paths["png"] = curves
+    return paths
+
+
+# ---------------------------------------------------------------- the markdown page
+
+
+def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bool) -> str:
+    budget = Budget(**meta["budget"])
+    machine = meta["machine"]
+    parts = [
+        f"# Learning benchmark on `{meta['env']}`",
+        f"Reproduce (every run, all settings spelled out; llm-coop-envs {meta['package_version']}):",
+        f"```bash\n{reproduce_command(meta)}\n```",
+        f"Model: {meta['model']}. Training samples at temperature {budget.temperature}, top-p {budget.top_p}; "
+        "every held-out evaluation is greedy (temperature 0), one episode per problem.",
+        f"Machine: {machine['cores']} cores ({machine['cpu']}), Python {machine['python']}. "
+        "Runs execute one at a time; the load around each session that trained:",
+        sessions_table(meta.get("sessions", [])),
+        f"## Held-out results on {len(summary['task_ids'])} problems (mean [95 % CI])",
+        results_table(summary, budget),
+        "## Changes (mean [95 % CI]; rates in percentage points)",
+        changes_table(summary),
+        "## Budget per algorithm",
+        budget_table(meta, summary, budget),
+        "## Runs",
+        runs_table(summary),
+    ]
+    if has_curves:
+        parts += ["## Learning curves", "![held-out pass rate and acc per evaluation step](curves.png)",
+                  "Mean over seeds; the band is the 95 % hierarchical-bootstrap interval (seeds, then problems)."]
+    parts += ["## What this does not show", limits(meta, summary, budget)]
+    return "\n\n".join(parts) + "\n"
+
+
+def reproduce_command(meta: Mapping[str, Any]) -> str:
+    """The one command that runs this whole benchmark, whatever sessions it was run in."""
+    budget = meta["budget"]
+    flags = [meta["env"], "--algos", ",".join(meta["algorithms"]), "--seeds", *map(str, meta["seeds"])]
+    for name, value in budget.items():
+        flags += [f"--{name.replace('_', '-')}", str(value)]
+    for override in meta.get("overrides", []):
+        flags += ["--set", override]
+    return "llm-coop bench " + shlex.join(flags)
+
+
+def results_table(summary: Mapping[str, Any], budget: Budget) -> str:
+    lines = ["| agents | seeds | " + " | ".join(title for _, title in COLUMNS) + " |",
+             "|---|---:|" + "---:|" * len(COLUMNS)]
+    shown_teams = set()
+    for algo, result in summary["algorithms"].items():
+        seeds = len(result["seeds"])
+        if team(algo) not in shown_teams:  # step 0 is the same untrained model for every algorithm of a team
+            shown_teams.add(team(algo))
+            lines.append(_row(f"{UNTRAINED[team(algo)]} (step 0 of the {algo} runs)", seeds, result, "before"))
+        lines.append(_row(f"{label(algo)} after {budget.steps} steps", seeds, result, "after"))
+    return "\n".join(lines)
+
+
+def changes_table(summary: Mapping[str, Any]) -> str:
+    lines = ["| comparison | " + " | ".join(title for _, title in COLUMNS) + " |", "|---|" + "---:|" * len(COLUMNS)]
+    for algo, result in summary["algorithms"].items():
+        cells = [_cell(metric, (result["metrics"].get(metric) or {}).get("change"), signed=True) for metric, _ in COLUMNS]
+        lines.append(f"| {label(algo)}: after − {UNTRAINED[team(algo)]} (paired) | " + " | ".join(cells) + " |")
+    for name, result in summary["comparisons"].items():
+        a, b = name.split(" - ")
+        cells = [_cell(metric, result.get(metric), signed=True) if metric in result else "not comparable" for metric, _ in COLUMNS]
+        lines.append(f"| {label(a)} − {label(b)}, after | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def budget_table(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Budget) -> str:
+    lines = ["| algorithm | team | max new tokens per agent | token cap per run (all agents) | "
+             "generated tokens per run (measured) | env steps per run (measured) | training s per run |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    cap = budget.steps * budget.problems_per_step * budget.group_size * budget.sample_tokens
+    for algo in meta["algorithms"]:
+        runs = summary["algorithms"].get(algo, {}).get("budget", [])
+        lines.append(
+            f"| {label(algo)} | {team(algo)} | {budget.reply_tokens(algo)} | {cap:,} | "
+            f"{_per_seed(runs, 'generated_tokens', '{:,}')} | {_per_seed(runs, 'env_steps', '{:,}')} | "
+            f"{_per_seed(runs, 'train_s', '{:.1f}')} |"
+        )
+    return "\n".join(lines) + (
+        f"\n\nShared by every algorithm: {budget.steps} steps × {budget.problems_per_step} problem(s) × G={budget.group_size} "
+        f"joint samples, learning rate {budget.learning_rate}, LoRA r={budget.lora_r}; held-out evaluation of "
+        f"{budget.eval_problems} problems at step 0, every {budget.eval_every} steps and after the last. "
+        "Measured values are listed per seed; an env step runs the program in the sandbox at most once."
+    )
+
+
+def sessions_table(sessions: list[Mapping[str, Any]]) -> str:
+    lines = ["| command | `uptime` at the start | at the end |", "|---|---|---|"]
+    for session in sessions:
+        lines.append(f"| `{session['command']}` | {session['uptime_start']} | {session.get('uptime_end', 'not recorded (interrupted)')} |")
+    return "\n".join(lines)
+
+
+def runs_table(summary: Mapping[str, Any]) -> str:
+    lines = ["| run | status | wall s | note |", "|---|---|---:|---|"]
+    for run in summary["runs"]:
+        wall = f"{run['wall_s']:.0f}" if run.get("wall_s") is not None else ""
+        note = run["error"].splitlines()[0] if run.get("error") else ""
+        lines.append(f"| {run['name']} | {run['status']} | {wall} | {note} |")
+    return "\n".join(lines)
+
+
+def limits(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Budget) -> str:
+    done = [r for r in summary["runs"] if r["status"] == "done"]
+    failed = [r["name"] for r in summary["runs"] if r["status"] != "done"]
+    text = (
+        f"{len(done)} finished run(s) over {len(meta['seeds'])} seed(s) per algorithm, scored on "
+        f"{len(summary['task_ids'])} held-out problems of `{meta['env']}` with one model ({meta['model']}) after "
+        f"{budget.steps} training steps of {budget.problems_per_step * budget.group_size} joint samples each. "
+        "The intervals cover the spread over these seeds and these problems only: with this few seeds the "
+        "seed-level part of the interval is coarse, and they say nothing about other envs, models, longer "
+        "training or other hyper-parameters. Pass rate is greedy pass@1; mean reward is on each team's own "
+        "scale (the pair's maximum differs from a single agent's), so only pass rate and acc compare across "
+        "teams, and the coop rate exists only for a team with a helper."
+    )
+    if failed:
+        text += f" Not finished, and left out of every number above: {', '.join(failed)}."
+    return text
+
+
+def _row(title: str, seeds: int, result: Mapping[str, Any], phase: str) -> str:
+    cells = [_cell(metric, (result["metrics"].get(metric) or {}).get(phase)) for metric, _ in COLUMNS]
+    return f"| {title} | {seeds} | " + " | ".join(cells) + " |"
+
+
+def _cell(metric: str, value: Mapping[str, float] | None, signed: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    sign = "+" if signed else ""
+    if metric == "reward":
+        return f"{value['mean']:{sign}.3f} [{value['low']:.3f}, {value['high']:.3f}]"
+    unit = "points" if signed else "%"  # a change of a rate is in percentage points
+    return f"{100 * value['mean']:{sign}.1f} {unit} [{100 * value['low']:.1f}, {100 * value['high']:.1f}]"
+
+
+def _per_seed(runs: list[Mapping[str, Any]], key: str, fmt: str) -> str:
+    return ", ".join(fmt.format(run[key]) for run in runs) if runs else "n/a"
+
+
+# ---------------------------------------------------------------- the curves
+
+
+def plot_curves(summary: Mapping[str, Any], path: Path) -> Path | None:
+    """Held-out pass rate and acc per evaluation step: mean over seeds and the 95 % band."""
+    series = {algo: r["curves"] for algo, r in summary["algorithms"].items() if any(r["curves"].values())}
+    if not series:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for axis, (metric, title) in zip(axes, (("pass_rate", "held-out pass rate"), ("acc", "held-out acc (tests passed)"))):
+        for index, (algo, curves) in enumerate(series.items()):
+            points = curves.get(metric) or []
+            steps = [p["step"] for p in points]
+            axis.plot(steps, [p["mean"] for p in points], marker=".", color=f"C{index}", label=label(algo))
+            axis.fill_between(steps, [p["low"] for p in points], [p["high"] for p in points], color=f"C{index}", alpha=0.2)
+        axis.set_title(title, fontsize=10)
+        axis.set_xlabel("training step")
+        axis.set_ylim(-0.02, 1.02)
+        axis.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
