@@ -71,7 +71,8 @@ def _record(task_id: str, sample: JointSample) -> dict[str, Any]:
     uses = sample.components.get("uses_helper")
     return {
         "task_id": task_id, "reward": sample.reward, "solved": bool(sample.solved),
-        "tests_passed": sample.tests_passed,  # infos' details passed/total (the levels reward's ``tests``) "uses_helper": None if uses is None else bool(uses > 0),
+        "tests_passed": sample.tests_passed,  # infos' details passed/total (the levels reward's ``tests``)
+        "uses_helper": None if uses is None else bool(uses > 0),
     }
 
 
