@@ -44,7 +44,7 @@ class LossBatch:
     """Log-probs under the initial policy, when a KL penalty is on."""
     clip_eps: float = 0.2
     kl_coef: float = 0.0
-    token_aggregation: str = "sequence_mean"
+    token_aggregation: str = "token_sum"
     total_replies: int = 0
     """Replies of this agent in the whole step (the loss is scaled so micro-batches add up to the mean)."""
     total_tokens: float = 0.0
