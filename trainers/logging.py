@@ -40,8 +40,8 @@ class MetricsLogger:
         self._wandb = _wandb_run(wandb_project, self.run_dir.name, config) if wandb_project else None
 
     def log(self, step: int, metrics: Mapping[str, float]) -> None:
-        clean = {k: float(v) for k, v in metrics.items() if _is_number(v)}
-        written = {k: v if math.isfinite(v) else str(v) for k, v in clean.items()}
+        clean = {k: v if _is_int(v) else float(v) for k, v in metrics.items() if _is_number(v)}
+        written = {k: v if math.isfinite(v) else str(float(v)) for k, v in clean.items()}
         self._metrics.write(json.dumps({"step": step, **written}) + "\n")
         self._metrics.flush()
         if self._tensorboard is not None:
@@ -68,6 +68,11 @@ class MetricsLogger:
 def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:
     path = Path(run_dir) / METRICS_FILE
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _is_int(value: Any) -> bool:
+    """Counts (``train/step``, ...) stay integers in the JSON rows."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_number(value: Any) -> bool:

@@ -96,6 +96,7 @@ class Trainer:
             for key in self.policies.keys
         }
         self.step = 0
+        self._saved_step: int | None = None
         self.history: list[dict[str, float]] = []
         self.evaluations: list[dict[str, Any]] = []
         """One entry per held-out evaluation: its metrics row plus ``problems`` and ``task_ids``."""
@@ -285,7 +286,7 @@ class Trainer:
         """Checkpoint the state between two steps (called by every rank; the first rank writes)."""
         # every rank's generators go into the checkpoint (gathered, not only the first rank's)
         rngs = self.dist.gather_objects(rng_state())
-        if not self.dist.is_main or getattr(self, "_saved_step", None) == self.step:
+        if not self.dist.is_main or self._saved_step == self.step:
             return None
         self._saved_step = self.step
         weights = {key: self.policies.state_dict(key) for key in self.policies.keys}
@@ -305,7 +306,7 @@ class Trainer:
             self.optimizers[key].load_state_dict(saved["optimizers"][key])
         rngs = saved["rng"]
         set_rng_state(rngs[self.dist.rank] if isinstance(rngs, list) else rngs)
-        self.step = saved["step"]
+        self.step = self._saved_step = saved["step"]
         self.backend.sync_weights()
         return True
 

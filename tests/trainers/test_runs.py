@@ -157,7 +157,11 @@ def test_evaluation_contract_rows_records_and_summary(tmp_path, tokenizer):
     cfg = tiny_config(tmp_path, steps=3, eval_problems=2, eval_every=2)
     trainer = Trainer(cfg, env=CoopEnv(LetterTask()), eval_env=CoopEnv(LetterTask()),
                       models=(build_model(tokenizer), tokenizer))
+    summary_seen = []
+    evaluate_now = trainer.evaluate_now
+    trainer.evaluate_now = lambda: (summary_seen.append((tmp_path / "run" / "eval.json").exists()), evaluate_now())[1]
     trainer.train()
+    assert summary_seen == [False, False, False]  # eval.json is written once, at the end
     run = tmp_path / "run"
     evals = [r for r in read_metrics(run) if "eval/reward" in r]
     assert [r["train/step"] for r in evals] == [0, 2, 3]
