@@ -4,11 +4,12 @@ Layout of ``<run>/checkpoints/step-00000004/``::
 
     weights/<key>.safetensors   LoRA matrices of an agent's adapter (or full weights)
     optimizers.pt               one AdamW state per key
-    rng.pt                      Python, NumPy and torch generators
+    rng.pt                      Python, NumPy and torch generators, one set per rank (a list)
     state.json                  step and the config that produced it
 
-A checkpoint is first written to a ``.partial`` folder and renamed into place, so a crash mid-write
-never leaves something that looks complete. Restoring weights, optimizers and RNG makes a resumed
+A checkpoint is first written to a ``.partial`` folder, flushed to disk, and renamed into place, so a
+crash (even SIGKILL) mid-write never leaves something that looks complete; the trainer writes one only
+between steps. Restoring weights, optimizers and RNG makes a resumed
 run repeat exactly what an uninterrupted one does (2 + 2 steps = 4 steps).
 """
 
@@ -32,7 +33,9 @@ PREFIX = "step-"
 def save_checkpoint(
     run_dir: Path, step: int, weights: Mapping[str, Mapping[str, torch.Tensor]],
     optimizers: Mapping[str, torch.optim.Optimizer], state: Mapping[str, Any], keep: int = 2,
+    rng_per_rank: list[Any] | None = None,
 ) -> Path:
+    """Write ``step``'s checkpoint atomically; ``rng_per_rank`` (default: this process's) is each rank's RNG state."""
     from safetensors.torch import save_file
 
     root = Path(run_dir) / CHECKPOINTS
@@ -43,8 +46,9 @@ def save_checkpoint(
     for key, tensors in weights.items():
         save_file({k: v.contiguous() for k, v in tensors.items()}, str(partial / "weights" / f"{key}.safetensors"))
     torch.save({key: opt.state_dict() for key, opt in optimizers.items()}, partial / "optimizers.pt")
-    torch.save(rng_state(), partial / "rng.pt")
+    torch.save(rng_per_rank if rng_per_rank is not None else [rng_state()], partial / "rng.pt")
     (partial / "state.json").write_text(json.dumps({"step": step, **state}, indent=2, default=str), encoding="utf-8")
+    _sync(partial)
     shutil.rmtree(final, ignore_errors=True)
     os.replace(partial, final)
     _prune(root, keep)
@@ -88,6 +92,14 @@ def set_rng_state(state: Mapping[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def _sync(folder: Path) -> None:
+    """Flush every file of ``folder`` to disk before it is renamed into place."""
+    for path in folder.rglob("*"):
+        if path.is_file():
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
 
 
 def _prune(root: Path, keep: int) -> None:

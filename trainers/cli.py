@@ -34,52 +34,56 @@ def train_command(argv: Sequence[str]) -> int:
     }
     if args.resume:
         fields["resume"] = True
+    if args.overwrite:
+        fields["overwrite"] = True
     try:
         cfg = load_config(args.config, preset=args.preset, overrides=args.overrides, **fields)
     except (ValueError, TypeError, FileNotFoundError) as error:
         print(f"llm-coop train: {error}", file=sys.stderr)
         return 2
-    run_training(cfg)
+    from trainers.run_folder import RunExistsError
+
+    try:
+        run_training(cfg)
+    except RunExistsError as error:
+        print(f"llm-coop train: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
 def run_training(cfg) -> dict:
-    """Evaluate (if ``eval_problems``), train, evaluate again, print the before/after table."""
-    from trainers.evaluate import evaluate, make_eval_env
+    """Train (the trainer evaluates the held-out problems when ``eval_problems``), print the before/after
+    table, export the final weights. Returns the ``eval.json`` record (empty without evaluation)."""
     from trainers.trainer import Trainer
 
     trainer = Trainer(cfg)
     print(f"Training {len(trainer.agents)} agent(s) {list(trainer.agents)} on {cfg.env} with {cfg.algo}; "
           f"run folder {trainer.run_dir}")
-    eval_env = make_eval_env(cfg) if cfg.eval_problems else None
-    results: dict = {}
     try:
-        if eval_env is not None and trainer.step == 0:
-            results["before"] = evaluate(eval_env, trainer.backend, cfg, cfg.eval_problems)
         trainer.train()
     except KeyboardInterrupt:
         print(f"\nInterrupted: checkpoint saved at step {trainer.step} in {trainer.run_dir / 'checkpoints'}; "
-              "continue with --resume.")
+              f"continue with --resume --run-name {trainer.run_dir.name}.")
         trainer.close()
-        return results
-    if eval_env is not None:
-        results["after"] = evaluate(eval_env, trainer.backend, cfg, cfg.eval_problems)
-        print(before_after_table(results))
-        record = {name: vars(result) for name, result in results.items()}
-        (trainer.run_dir / "eval.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
+        return {}
+    summary_path = trainer.run_dir / "eval.json"
+    record = json.loads(summary_path.read_text(encoding="utf-8")) if trainer.evaluations else {}
+    if record:
+        print(before_after_table(record))
     if trainer.dist.is_main:
         trainer.policies.save_pretrained(str(trainer.run_dir / "final"))
     trainer.close()
     print(f"Metrics: {trainer.run_dir / 'metrics.jsonl'} (TensorBoard: {trainer.run_dir / 'tensorboard'}); "
           f"weights: {trainer.run_dir / 'final'}")
-    return results
+    return record
 
 
-def before_after_table(results: dict) -> str:
+def before_after_table(record: dict) -> str:
     lines = ["", "| agents | mean reward | pass rate |", "|---|---:|---:|"]
-    for name, result in results.items():
-        solved = round(result.pass_rate * result.problems)
-        lines.append(f"| {name} training | {result.reward:.3f} | {solved}/{result.problems} ({result.pass_rate:.0%}) |")
+    for name in ("before", "after"):
+        result, problems = record[name], record["problems"]
+        solved = round(result["pass_rate"] * problems)
+        lines.append(f"| {name} training | {result['reward']:.3f} | {solved}/{problems} ({result['pass_rate']:.0%}) |")
     return "\n".join(lines)
 
 
@@ -118,6 +122,7 @@ def _train_parser() -> argparse.ArgumentParser:
     parser.add_argument("--run-dir", default=None)
     parser.add_argument("--eval-problems", type=int, default=None, help="held-out problems before/after (0: skip)")
     parser.add_argument("--resume", action="store_true", help="continue from the run's latest checkpoint")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing run of the same name")
     parser.add_argument("--help-config", action="store_true", help="list every config field and exit")
     return parser
 

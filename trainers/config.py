@@ -85,9 +85,10 @@ class TrainConfig:
     """Clipping range of the probability ratio (used when ``inner_epochs > 1``)."""
     kl_coef: float = 0.0
     """Weight of the KL penalty to the initial policy (0 disables it and the reference forward pass)."""
-    token_aggregation: str = "sequence_mean"
-    """How token log-probs become a loss: ``sequence_mean`` (mean over each reply, then over replies),
-    ``token_mean`` (mean over all tokens of the batch) or ``token_sum`` (sum per reply, mean over replies)."""
+    token_aggregation: str = "token_sum"
+    """How token log-probs become a loss: ``token_sum`` (sum per reply = log π(reply), mean over replies:
+    MAGRPO's objective), ``sequence_mean`` (mean over each reply, then over replies) or ``token_mean``
+    (mean over all tokens of the batch). Why the default: docs/algorithms.md."""
     learning_rate: float = 1e-4
     """AdamW learning rate for every agent."""
     weight_decay: float = 0.0
@@ -110,7 +111,7 @@ class TrainConfig:
     lora_alpha: int = 16
     """LoRA scaling numerator."""
     lora_dropout: float = 0.0
-    """LoRA dropout."""
+    """LoRA dropout, active in the loss pass (generation and reference passes run without it)."""
     lora_target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
     """Module names that receive LoRA adapters."""
     sampling: SamplingConfig = dataclasses.field(default_factory=SamplingConfig)
@@ -135,14 +136,17 @@ class TrainConfig:
     """Seeds problem order, sampling and initialisation."""
     run_dir: str = "runs"
     """Parent folder of runs."""
-    run_name: str = "magrpo"
-    """This run's folder name under ``run_dir``."""
+    run_name: str | None = None
+    """This run's folder name under ``run_dir``; ``None``: ``<algo>-<date>-<time>``, a fresh folder each run.
+    An existing run's folder is never reused silently: see ``resume`` and ``overwrite``."""
     save_every: int = 0
     """Save a checkpoint every N steps (0: only at the end and on Ctrl-C)."""
     keep_checkpoints: int = 2
     """How many recent checkpoints to keep."""
     resume: bool = False
-    """Continue from the latest checkpoint in the run folder."""
+    """Continue from the latest checkpoint in the run folder (``--resume``); logs after it are dropped."""
+    overwrite: bool = False
+    """Delete an existing run of the same name (its logs, checkpoints, evaluations, final weights) first."""
     log_samples: int = 2
     """Joint samples per step written to ``samples.jsonl`` (transcripts)."""
     tensorboard: bool = True
@@ -152,7 +156,11 @@ class TrainConfig:
     progress_bar: bool = True
     """Show a progress bar with the mean reward."""
     eval_problems: int = 0
-    """Held-out problems evaluated greedily before and after training (0: skip)."""
+    """Held-out problems evaluated greedily at step 0, every ``eval_every`` steps and after the last step
+    (0: skip). The held-out env is ``Trainer(eval_env=...)``, else ``eval_env_kwargs``, else the training
+    env with ``split="test"``; an env without a split and no eval env is an error (never the training problems)."""
+    eval_every: int = 0
+    """Evaluate every N training steps as well (0: only before the first and after the last step)."""
 
     def __post_init__(self) -> None:
         _coerce_nested(self)
@@ -165,6 +173,10 @@ class TrainConfig:
         for name in ("group_size", "problems_per_step", "inner_epochs", "micro_batch_size", "env_workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
+        if self.eval_every < 0 or self.eval_problems < 0:
+            raise ValueError("eval_every and eval_problems must be >= 0.")
+        if self.resume and self.run_name is None:
+            raise ValueError("resume=true needs the run_name of the run to continue.")
         if self.steps < 0:
             raise ValueError(f"steps must be >= 0, got {self.steps}.")
         if not 0.0 <= self.gamma <= 1.0:
@@ -195,6 +207,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "env": "coop_humaneval-v0",
         "model": "default",
         "run_name": "cpu-demo",
+        "overwrite": True,  # the demo is run again and again: each run replaces the last demo run
         "group_size": 4,
         "problems_per_step": 1,
         "steps": 3,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterable
+from typing import Any
 
 import torch
 
@@ -49,6 +50,16 @@ class Distributed:
                 param.grad = torch.zeros_like(param)
             dist.all_reduce(param.grad, op=dist.ReduceOp.SUM)
             param.grad.div_(self.world_size)
+
+    def gather_objects(self, value: Any) -> list[Any]:
+        """Every rank's ``value``, in rank order (on every rank)."""
+        if self.world_size <= 1:
+            return [value]
+        import torch.distributed as dist
+
+        gathered: list[Any] = [None] * self.world_size
+        dist.all_gather_object(gathered, value)
+        return gathered
 
     def mean(self, value: float) -> float:
         if self.world_size <= 1:

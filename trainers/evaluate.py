@@ -1,4 +1,8 @@
-"""Greedy evaluation of the agents on held-out problems: mean final reward and pass rate."""
+"""Greedy evaluation of the agents on held-out problems: final reward, pass rate, tests, cooperation.
+
+The trainer runs it at step 0, every ``eval_every`` steps and after the last step, on the held-out env
+of :func:`make_eval_env` (or ``Trainer(eval_env=...)``); never on the training problems.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,11 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from trainers.config import TrainConfig
 from trainers.generation.base import GenerationBackend, GenerationRequest
-from trainers.rollout import Node, grow_trees, root_node
+from trainers.rollout import JointSample, Node, grow_trees, root_node
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,9 +26,21 @@ class EvalResult:
     """Fraction of episodes whose final step was solved."""
     problems: int
     task_ids: tuple[str, ...]
+    tests_passed: float | None = None
+    """Mean share of each problem's tests that passed on the final step (None: the env reports no tests)."""
+    coop_rate: float | None = None
+    """Share of episodes whose final step has a ``uses_helper`` reward component > 0 (None: no such component)."""
+    records: tuple[dict[str, Any], ...] = ()
+    """Per problem: ``task_id``, ``reward``, ``solved``, ``tests_passed``, ``uses_helper`` (None when unknown)."""
 
     def as_metrics(self, prefix: str = "eval") -> dict[str, float]:
-        return {f"{prefix}/reward": self.reward, f"{prefix}/pass_rate": self.pass_rate}
+        """``eval/reward``, ``eval/pass_rate`` and, when known, ``eval/tests_passed``, ``eval/coop_rate``."""
+        metrics = {f"{prefix}/reward": self.reward, f"{prefix}/pass_rate": self.pass_rate}
+        if self.tests_passed is not None:
+            metrics[f"{prefix}/tests_passed"] = self.tests_passed
+        if self.coop_rate is not None:
+            metrics[f"{prefix}/coop_rate"] = self.coop_rate
+        return metrics
 
 
 def evaluate(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: int) -> EvalResult:
@@ -35,14 +53,27 @@ def evaluate(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: i
             break  # the split has fewer problems than asked for
     sampler = _greedy_sampler(backend, cfg)
     grow_trees(roots, sampler, group_size=1, joint_mode="aligned", gamma=1.0, max_depth=64)
-    finals = [_final_sample(root) for root in roots]
-    count = max(len(finals), 1)
+    records = tuple(_record(root.task_id, _final_sample(root)) for root in roots)
+    tests = [r["tests_passed"] for r in records if r["tests_passed"] is not None]
+    uses = [r["uses_helper"] for r in records if r["uses_helper"] is not None]
     return EvalResult(
-        reward=sum(s.reward for s in finals) / count,
-        pass_rate=sum(s.solved for s in finals) / count,
-        problems=len(finals),
+        reward=float(np.mean([r["reward"] for r in records])) if records else 0.0,
+        pass_rate=float(np.mean([r["solved"] for r in records])) if records else 0.0,
+        problems=len(records),
         task_ids=tuple(root.task_id for root in roots),
+        tests_passed=float(np.mean(tests)) if tests and len(tests) == len(records) else None,
+        coop_rate=float(np.mean(uses)) if uses and len(uses) == len(records) else None,
+        records=records,
     )
+
+
+def _record(task_id: str, sample: JointSample) -> dict[str, Any]:
+    uses = sample.components.get("uses_helper")
+    return {
+        "task_id": task_id, "reward": sample.reward, "solved": bool(sample.solved),
+        "tests_passed": sample.tests_passed,  # infos' details passed/total (the levels reward's ``tests``)
+        "uses_helper": None if uses is None else bool(uses > 0),
+    }
 
 
 def _greedy_sampler(backend: GenerationBackend, cfg: TrainConfig):
@@ -53,24 +84,27 @@ def _greedy_sampler(backend: GenerationBackend, cfg: TrainConfig):
     return sample
 
 
-def _final_sample(node: Node):
+def _final_sample(node: Node) -> JointSample:
     sample = node.samples[0]
     while sample.child is not None and sample.child.samples:
         sample = sample.child.samples[0]
     return sample
 
 
-
-
-
 def make_eval_env(cfg: TrainConfig) -> Any:
-    """The held-out env: ``eval_env_kwargs``, else the training kwargs with ``split="test"`` when the env
-    takes a split (the bundled ones do), else the training kwargs."""
+    """The held-out env: ``eval_env_kwargs``, else the training kwargs with ``split="test"``.
+
+    An env that takes no ``split`` is an error here rather than a silent evaluation on the training
+    problems: give ``eval_env_kwargs`` (e.g. a held-out ``data_path``) or ``Trainer(eval_env=...)``."""
     import llm_coop_envs
 
     if cfg.eval_env_kwargs is not None:
         return llm_coop_envs.make(cfg.env, **dict(cfg.eval_env_kwargs))
     try:
         return llm_coop_envs.make(cfg.env, **{**cfg.env_kwargs, "split": "test"})
-    except TypeError:
-        return llm_coop_envs.make(cfg.env, **dict(cfg.env_kwargs))
+    except TypeError as error:
+        raise ValueError(
+            f"eval_problems={cfg.eval_problems} but {cfg.env} takes no split ({error}), so there are no "
+            "held-out problems to evaluate on: set eval_env_kwargs (e.g. a held-out data_path), pass "
+            "Trainer(eval_env=...), or set eval_problems=0."
+        ) from error

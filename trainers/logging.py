@@ -7,7 +7,11 @@ Metric names are namespaced (documented in docs/training.md):
 * ``agent/<name>/loss``, ``agent/<name>/advantage_abs_mean``, ``agent/<name>/reply_tokens``, ``agent/<name>/logp_mean``,
   ``agent/<name>/grad_norm``;
 * ``perf/rollout_s``, ``perf/update_s``, ``perf/step_s``, ``perf/generated_tokens``, ``perf/tokens_per_s``;
-* ``train/step``, ``train/groups``, ``train/joint_samples``, ``train/flat_groups`` (all siblings equal).
+* ``train/step``, ``train/groups``, ``train/joint_samples``, ``train/flat_groups`` (all siblings equal);
+* ``eval/reward``, ``eval/pass_rate``, ``eval/tests_passed``, ``eval/coop_rate`` (rows of held-out evaluations).
+
+A value that is not finite is logged, never dropped: in ``metrics.jsonl`` as the string ``"nan"``,
+``"inf"`` or ``"-inf"`` (JSON has no such numbers), in TensorBoard and W&B as the float itself.
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ class MetricsLogger:
         self._wandb = _wandb_run(wandb_project, self.run_dir.name, config) if wandb_project else None
 
     def log(self, step: int, metrics: Mapping[str, float]) -> None:
-        clean = {k: float(v) for k, v in metrics.items() if _is_number(v)}
-        self._metrics.write(json.dumps({"step": step, **clean}) + "\n")
+        clean = {k: v if _is_int(v) else float(v) for k, v in metrics.items() if _is_number(v)}
+        written = {k: v if math.isfinite(v) else str(float(v)) for k, v in clean.items()}
+        self._metrics.write(json.dumps({"step": step, **written}) + "\n")
         self._metrics.flush()
         if self._tensorboard is not None:
             for name, value in clean.items():
@@ -65,11 +70,19 @@ def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _is_int(value: Any) -> bool:
+    """Counts (``train/step``, ...) stay integers in the JSON rows."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _is_number(value: Any) -> bool:
+    if value is None or isinstance(value, str):
+        return False
     try:
-        return math.isfinite(float(value))
+        float(value)
     except (TypeError, ValueError):
         return False
+    return True
 
 
 def _tensorboard_writer(folder: Path):

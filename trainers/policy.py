@@ -8,21 +8,27 @@ Three layouts (``TrainConfig.policy``):
 * ``shared``: one policy (one adapter, or full weights) plays every role.
 
 Weights that are trained are grouped by *key* (an agent name, or ``"shared"``); each key has its own
-optimizer. Models stay in ``eval()`` mode throughout: dropout would make the log-prob ratios of
-repeated passes noisy, and peft only mixes adapters within one batch outside training mode.
+optimizer. Models stay in ``eval()`` mode (peft only mixes adapters within one batch outside
+training mode, and the sampler runs without dropout); only the LoRA dropout modules, when
+``lora_dropout > 0``, switch to train mode for the loss pass.
+
+Log-probs are taken under the distribution the replies were sampled from (temperature and top-p,
+:mod:`trainers.generation.distribution`): position t of a forward scores token t + 1.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
 
-from trainers.config import TrainConfig
+from trainers.config import SamplingConfig, TrainConfig
+from trainers.generation.distribution import sampling_log_probs
 
 SHARED_KEY = "shared"
 _FALLBACK_TEMPLATE_SEPARATOR = "\n"
@@ -89,27 +95,37 @@ class Policies:
 
     # ----------------------------------------------------------------- log-probs
     def token_logprobs(
-        self, agent: str, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]]
+        self, agent: str, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]],
+        sampling: SamplingConfig | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Log π(token | prefix) for every completion token, with grad: ([B, T], mask [B, T])."""
+        """Log π(token | prefix) for every completion token, with grad: ([B, T], mask [B, T]).
+
+        π is the distribution the replies were sampled from: ``sampling``'s temperature and top-p
+        (:mod:`trainers.generation.distribution`); ``None`` scores the plain softmax. LoRA dropout, when
+        configured, is active during this pass (the rest of the model stays in eval mode)."""
         slot = self.activate(agent)
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"):
-            return completion_logprobs(slot.model, slot.tokenizer, prompts, completions, self.device)
+        with _lora_dropout_active(slot.model), torch.autocast(
+            self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"
+        ):
+            return completion_logprobs(slot.model, slot.tokenizer, prompts, completions, self.device, sampling)
 
     @torch.no_grad()
     def reference_logprobs(
-        self, agent: str, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]]
+        self, agent: str, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]],
+        sampling: SamplingConfig | None = None,
     ) -> torch.Tensor:
         """Log-probs under the initial policy (adapters disabled, or the frozen copy of full weights)."""
         slot = self.slots[agent]
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"):
             if slot.adapter is not None:
                 with slot.model.disable_adapter():
-                    return completion_logprobs(slot.model, slot.tokenizer, prompts, completions, self.device)[0]
+                    return completion_logprobs(
+                        slot.model, slot.tokenizer, prompts, completions, self.device, sampling
+                    )[0]
             reference = self._references.get(slot.key)
             if reference is None:
                 raise RuntimeError("No reference model: build the policies with keep_reference=True for a KL penalty.")
-            return completion_logprobs(reference, slot.tokenizer, prompts, completions, self.device)[0]
+            return completion_logprobs(reference, slot.tokenizer, prompts, completions, self.device, sampling)[0]
 
     def keep_reference(self) -> None:
         """Freeze a copy of fully fine-tuned weights so a KL penalty can compare against them."""
@@ -168,8 +184,10 @@ def completion_logprobs(
     prompts: Sequence[Sequence[int]],
     completions: Sequence[Sequence[int]],
     device: torch.device,
+    sampling: SamplingConfig | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token log-probs of each completion given its prompt: ([B, T], mask [B, T]).
+    """Per-token log-probs of each completion given its prompt: ([B, T], mask [B, T]), under the
+    sampling distribution of ``sampling`` (temperature, top-p; ``None``: the plain softmax).
 
     The G replies of a group share their prompt, and the prompt (~300 chat-template tokens) is most
     of each row. So when prompts repeat, each distinct prompt runs once and its KV cache (with
@@ -178,11 +196,18 @@ def completion_logprobs(
     """
     distinct = dict.fromkeys(tuple(p) for p in prompts)
     if len(distinct) < len(prompts) and min(len(p) for p in distinct) >= 2:
-        return _logprobs_shared_prompts(model, tokenizer, list(distinct), prompts, completions, device)
-    return _logprobs_full_rows(model, tokenizer, prompts, completions, device)
+        logits, targets = _logits_shared_prompts(model, tokenizer, list(distinct), prompts, completions, device)
+    else:
+        logits, targets = _logits_full_rows(model, tokenizer, prompts, completions, device)
+    return _gather(logits, targets, completions, device, sampling)
 
 
-def _logprobs_full_rows(model, tokenizer, prompts, completions, device) -> tuple[torch.Tensor, torch.Tensor]:
+def _logprobs_full_rows(model, tokenizer, prompts, completions, device, sampling=None):
+    """Every row in full (no prompt sharing): the reference the shared-prompt path must equal."""
+    return _gather(*_logits_full_rows(model, tokenizer, prompts, completions, device), completions, device, sampling)
+
+
+def _logits_full_rows(model, tokenizer, prompts, completions, device) -> tuple[torch.Tensor, torch.Tensor]:
     """Rows ``[left pad | prompt | completion | right pad]`` with every completion starting in the same
     column, so the logits of the last T+1 positions (``logits_to_keep``) cover all of them and the
     full vocabulary is never materialised for prompt positions."""
@@ -199,11 +224,11 @@ def _logprobs_full_rows(model, tokenizer, prompts, completions, device) -> tuple
     positions = (attention.cumsum(-1) - 1).clamp(min=0)
     logits = model(
         input_ids=input_ids, attention_mask=attention, position_ids=positions, logits_to_keep=width + 1
-    ).logits[:, :-1]
-    return _gather(logits, input_ids[:, prompt_width:], completions, device)
+    ).logits[:, :-1]  # position t predicts token t + 1
+    return logits, input_ids[:, prompt_width:]
 
 
-def _logprobs_shared_prompts(model, tokenizer, distinct, prompts, completions, device):
+def _logits_shared_prompts(model, tokenizer, distinct, prompts, completions, device):
     """Each distinct prompt but its last token runs once (left-padded, cache kept with grad); the
     cache rows are copied to the replies, which run ``[last prompt token | completion | right pad]``."""
     pad = pad_token_id(tokenizer)
@@ -223,15 +248,33 @@ def _logprobs_shared_prompts(model, tokenizer, distinct, prompts, completions, d
     start = torch.tensor([len(p) - 1 for p in prompts], device=device)[:, None]
     positions = start + torch.arange(width + 1, device=device)
     logits = model(input_ids=rows, attention_mask=attention, position_ids=positions, past_key_values=cache,
-                   use_cache=True).logits[:, :-1]
-    return _gather(logits, rows[:, 1:], completions, device)
+                   use_cache=True).logits[:, :-1]  # position t predicts token t + 1
+    return logits, rows[:, 1:]
 
 
-def _gather(logits: torch.Tensor, targets: torch.Tensor, completions, device) -> tuple[torch.Tensor, torch.Tensor]:
+def _gather(
+    logits: torch.Tensor, targets: torch.Tensor, completions, device, sampling: SamplingConfig | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     width = targets.shape[1]
-    logps = torch.log_softmax(logits.float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    temperature, top_p = (sampling.temperature, sampling.top_p) if sampling is not None else (1.0, 1.0)
+    log_probs = sampling_log_probs(logits, temperature, top_p, keep=targets)
+    logps = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     mask = [[1] * len(c) + [0] * (width - len(c)) for c in completions]
     return logps, torch.tensor(mask, device=device, dtype=logps.dtype)
+
+
+@contextlib.contextmanager
+def _lora_dropout_active(model: torch.nn.Module) -> Iterator[None]:
+    """Put only the LoRA dropout modules in train mode for the loss pass (the base model's own dropout,
+    if any, stays off: the sampler ran without it)."""
+    dropouts = [m for name, m in model.named_modules() if ".lora_dropout." in f".{name}." and m.__class__.__name__ == "Dropout"]
+    for module in dropouts:
+        module.train()
+    try:
+        yield
+    finally:
+        for module in dropouts:
+            module.eval()
 
 
 def pad_token_id(tokenizer: Any) -> int:

@@ -12,6 +12,11 @@ joint sample is its reward plus ``gamma`` times the mean return of its children;
 node form a group (turn-wise grouping). A node whose samples' mean reward reaches ``early_stop_reward``
 is not expanded further.
 
+A solved state is absorbing: a joint sample that solves the task and ends before the env's last turn
+(``env.num_turns``) keeps paying its reward for every turn it skipped, discounted as if the episode
+had continued. Without this, ending early forfeits the later turns' rewards, and a sample solved at
+turn 1 (R = r) would score below a near miss fixed at turn 2 (R = r' + γ·r).
+
 All acting agents at a node are those in ``env.agents`` whose ``infos[agent].get("active", True)``: in
 a sequential protocol only one agent acts per step, and the tree branches at each step.
 """
@@ -43,6 +48,12 @@ class JointSample:
     child: Node | None = None
     return_: float = 0.0
     """Filled by :func:`compute_returns`."""
+    skipped_turns: int = 0
+    """Turns the episode would still have had if it had not ended solved (paid by the absorbing rule)."""
+    levels_per_turn: int = 1
+    """Tree levels one turn takes (1 when all agents act at once; one per agent when they take turns)."""
+    tests_passed: float | None = None
+    """Share of the problem's tests that passed (``infos`` ``details`` ``passed``/``total``), if known."""
 
 
 @dataclasses.dataclass
@@ -55,6 +66,9 @@ class Node:
     task_id: str
     depth: int = 0
     samples: list[JointSample] = dataclasses.field(default_factory=list)
+    horizon: int | None = None
+    """The episode's number of turns (``env.num_turns``), if the env says."""
+    levels_per_turn: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,13 +109,28 @@ def joint_indices(group_size: int, num_agents: int, mode: str) -> list[tuple[int
 def compute_returns(node: Node, gamma: float) -> float:
     """Fill ``return_`` bottom-up and give the node's value (mean return of its samples).
 
-    Return of a joint sample: R = r + gamma * mean(R of the child node's samples); a leaf's R = r.
-    This is the tree form of MAGRPO's discounted joint return (Liu et al., 2025, arXiv:2508.04652).
+    Return of a joint sample: R = r + gamma * mean(R of the child node's samples); a leaf's R = r, plus,
+    for a leaf that ended solved with k turns to spare, r · Σ_{j=1..k} gamma^(j·L) (L tree levels per
+    turn): the solved state is absorbing. This is the tree form of MAGRPO's discounted joint return
+    (Liu et al., 2025, arXiv:2508.04652).
     """
     for sample in node.samples:
-        future = compute_returns(sample.child, gamma) if sample.child and sample.child.samples else 0.0
-        sample.return_ = sample.reward + gamma * future
+        if sample.child and sample.child.samples:
+            sample.return_ = sample.reward + gamma * compute_returns(sample.child, gamma)
+        else:
+            sample.return_ = sample.reward + absorbed_future(
+                sample.reward, sample.skipped_turns, sample.levels_per_turn, gamma
+            )
     return float(np.mean([s.return_ for s in node.samples])) if node.samples else 0.0
+
+
+def absorbed_future(reward: float, skipped_turns: int, levels_per_turn: int, gamma: float) -> float:
+    """What a solved state keeps paying for the turns it skipped: Σ_{j=1..k} gamma^(j·L) · reward.
+
+    >>> absorbed_future(4.0, 1, 1, 0.9)
+    3.6
+    """
+    return float(sum(gamma ** (j * levels_per_turn) for j in range(1, skipped_turns + 1)) * reward)
 
 
 def sibling_groups(roots: Sequence[Node]) -> list[Group]:
@@ -136,13 +165,22 @@ def should_expand(node: Node, early_stop_reward: float | None) -> bool:
 def root_node(env: Any, seed: int | None = None, options: Mapping[str, Any] | None = None) -> Node:
     """Reset ``env`` and wrap the state; the env object becomes the node's (copied before each step)."""
     observations, infos = env.reset(seed=seed, options=dict(options) if options else None)
-    return _node(env, observations, infos, depth=0)
+    horizon = getattr(env, "num_turns", None)
+    levels = len(env.possible_agents) if getattr(env, "protocol", "parallel") == "sequential" else 1
+    node = _node(env, observations, infos, depth=0)
+    node.horizon = horizon if isinstance(horizon, int) else None
+    node.levels_per_turn = levels
+    return node
 
 
-def _node(env: Any, observations: Mapping[str, str], infos: Mapping[str, Mapping], depth: int) -> Node:
+def _node(env: Any, observations: Mapping[str, str], infos: Mapping[str, Mapping], depth: int,
+          parent: Node | None = None) -> Node:
     acting = tuple(a for a in env.agents if infos.get(a, {}).get("active", True))
     task_id = next((str(i["task_id"]) for i in infos.values() if "task_id" in i), "")
-    return Node(env=env, observations=dict(observations), acting=acting, task_id=task_id, depth=depth)
+    node = Node(env=env, observations=dict(observations), acting=acting, task_id=task_id, depth=depth)
+    if parent is not None:
+        node.horizon, node.levels_per_turn = parent.horizon, parent.levels_per_turn
+    return node
 
 
 def _step_copy(env: Any, actions: dict[str, str]) -> tuple[Any, tuple]:
@@ -170,20 +208,27 @@ def expand(
     results = pool.map(lambda job: _step_copy(job[0].env, {a: c.text for a, c in job[1].replies.items()}), jobs)
     children = []
     for (node, sample), (branch, (observations, rewards, terms, truncs, infos)) in zip(jobs, results):
-        _record(sample, rewards, infos)
+        _record(sample, rewards, infos, node)
         sample.done = not branch.agents or all(terms.get(a, False) or truncs.get(a, False) for a in terms)
         if not sample.done:
-            sample.child = _node(branch, observations, infos, depth=node.depth + 1)
+            sample.child = _node(branch, observations, infos, depth=node.depth + 1, parent=node)
             children.append(sample.child)
     return children
 
 
-def _record(sample: JointSample, rewards: Mapping[str, float], infos: Mapping[str, Mapping]) -> None:
+def _record(sample: JointSample, rewards: Mapping[str, float], infos: Mapping[str, Mapping], node: Node) -> None:
     # Every agent gets the same joint reward; average anyway so a mixed-reward env still gives one number.
     sample.reward = float(np.mean(list(rewards.values()))) if rewards else 0.0
     info = next(iter(infos.values()), {})
     sample.components = {k: float(v) for k, v in dict(info.get("reward_components", {})).items()}
     sample.solved = bool(info.get("solved", False))
+    turn = info.get("turn")
+    if sample.solved and node.horizon is not None and isinstance(turn, int):
+        sample.skipped_turns = max(node.horizon - turn, 0)
+        sample.levels_per_turn = node.levels_per_turn
+    details = info.get("details") or {}
+    if isinstance(details, Mapping) and details.get("total"):
+        sample.tests_passed = float(details.get("passed", 0)) / float(details["total"])
 
 
 def grow_trees(

@@ -13,13 +13,23 @@ One step:
 3. the algorithm turns each sibling group into advantages;
 4. per agent: token log-probs of its own replies under its own observation, the algorithm's loss,
    backward (micro-batched), gradient all-reduce across processes, clip, AdamW step;
-5. metrics, transcripts and (every ``save_every`` steps, at the end, on Ctrl-C) a checkpoint.
+5. metrics, transcripts, held-out evaluations (``eval_problems``: at step 0, every ``eval_every``
+   steps, after the last step) and (every ``save_every`` steps and at the end) a checkpoint.
+
+A checkpoint is written only between steps, so it always holds a whole step: all agents' weights and
+optimizers, the step counter and every rank's RNG states. Ctrl-C finishes the step in flight, saves and
+stops (a second Ctrl-C stops at once, without saving); a killed process resumes from its last
+checkpoint (``resume=true``) and repeats exactly what an uninterrupted run does from there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
+import json
+import signal
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -30,13 +40,15 @@ import numpy as np
 import torch
 
 from trainers.algorithms.base import Algorithm, LossBatch, get_algorithm
-from trainers.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
+from trainers.checkpoint import latest_checkpoint, load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from trainers.config import TrainConfig
 from trainers.distributed import Distributed
+from trainers.evaluate import EvalResult, evaluate, make_eval_env
 from trainers.generation import GenerationRequest, make_backend
-from trainers.logging import MetricsLogger
+from trainers.logging import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_metrics
 from trainers.policy import build_policies
 from trainers.rollout import Group, grow_trees, root_node
+from trainers.run_folder import prepare_run_folder, trim_jsonl
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,11 +59,14 @@ class TrainItem:
     prompt_ids: tuple[int, ...]
     completion_ids: tuple[int, ...]
     advantage: float
+    weight: float = 1.0
+    """The reply's share of its agent's loss for the step (:func:`reply_weights`)."""
 
 
 class Trainer:
     """Trains every agent of ``cfg.env`` with ``cfg.algo``. Pass ``env``, ``models`` or ``algorithm``
-    to use ready objects instead of building them from the config (tests, notebooks, custom setups)."""
+    to use ready objects instead of building them from the config (tests, notebooks, custom setups),
+    and ``eval_env`` for the held-out env of ``eval_problems``."""
 
     def __init__(
         self,
@@ -64,8 +79,11 @@ class Trainer:
     ) -> None:
         self.cfg = cfg
         self.dist = Distributed.from_env()
+        self.run_dir = prepare_run_folder(
+            cfg.run_dir, cfg.run_name, cfg.algo, resume=cfg.resume, overwrite=cfg.overwrite, clear=self.dist.is_main
+        )
         self.env = env if env is not None else _make_env(cfg.env, cfg.env_kwargs)
-        self.eval_env = eval_env
+        self.eval_env = _held_out_env(cfg, env, eval_env)
         self.agents = tuple(self.env.possible_agents)
         self.algorithm = algorithm if algorithm is not None else get_algorithm(cfg.algo, **cfg.algo_kwargs)
         _check_single_agent(self.algorithm, self.agents, cfg)
@@ -77,12 +95,16 @@ class Trainer:
             )
             for key in self.policies.keys
         }
-        self.run_dir = Path(cfg.run_dir) / cfg.run_name
         self.step = 0
+        self._saved_step: int | None = None
         self.history: list[dict[str, float]] = []
+        self.evaluations: list[dict[str, Any]] = []
+        """One entry per held-out evaluation: its metrics row plus ``problems`` and ``task_ids``."""
         torch.manual_seed(cfg.seed + 7919 * self.dist.rank)  # ranks sample differently
         if cfg.resume:
             self.resume()
+            if self.dist.is_main:
+                self._trim_logs()
         self.logger = MetricsLogger(
             self.run_dir, tensorboard=cfg.tensorboard and self.dist.is_main,
             wandb_project=cfg.wandb_project if self.dist.is_main else None, config=cfg.to_dict(),
@@ -90,24 +112,28 @@ class Trainer:
 
     # ----------------------------------------------------------------- the loop
     def train(self, steps: int | None = None) -> list[dict[str, float]]:
-        """Run until ``cfg.steps`` (or ``steps`` more); Ctrl-C saves a checkpoint before stopping."""
+        """Run until ``cfg.steps`` (or ``steps`` more). Ctrl-C ends the step in flight, saves, and stops."""
         target = self.cfg.steps if steps is None else self.step + steps
         progress = _progress(self.step, target, self.cfg.progress_bar and self.dist.is_main)
         try:
-            while self.step < target:
-                metrics = self.train_step()
-                self.step += 1
-                self._log(metrics)
-                progress.update(1)
-                progress.set_postfix(reward=f"{metrics['reward/mean']:.3f}")
-                if self.cfg.save_every and self.step % self.cfg.save_every == 0:
-                    self.save()
-        except KeyboardInterrupt:
-            self.save()
-            raise
+            with _deferred_interrupt() as interrupted:
+                if self.step == 0 and not self.evaluations:
+                    self._evaluate_if_due(last=target == 0)
+                while self.step < target:
+                    metrics = self.train_step()
+                    self.step += 1
+                    self._log(metrics)
+                    progress.update(1)
+                    progress.set_postfix(reward=f"{metrics['reward/mean']:.3f}")
+                    self._evaluate_if_due(last=self.step == target)
+                    if interrupted() or (self.cfg.save_every and self.step % self.cfg.save_every == 0):
+                        self.save()
+                    if interrupted():
+                        raise KeyboardInterrupt
         finally:
             progress.close()
         self.save()
+        self._write_eval_summary()
         return self.history
 
     def train_step(self) -> dict[str, float]:
@@ -141,7 +167,8 @@ class Trainer:
     # ----------------------------------------------------------------- 3: advantages
     def training_items(self, groups: Sequence[Group]) -> dict[str, list[TrainItem]]:
         items: dict[str, list[TrainItem]] = defaultdict(list)
-        for group in groups:
+        groups_of: dict[str, list[tuple[int, int]]] = defaultdict(list)  # per item: (depth, node)
+        for node, group in enumerate(groups):
             advantages = np.asarray(self.algorithm.advantages(group), dtype=np.float64)
             if advantages.ndim == 1:
                 advantages = np.repeat(advantages[:, None], len(group.agents), axis=1)
@@ -152,8 +179,12 @@ class Trainer:
                 )
             for sample, row in zip(group.samples, advantages):
                 for agent, advantage in zip(group.agents, row):
+                    groups_of[agent].append((group.depth, node))
                     reply = sample.replies[agent]
                     items[agent].append(TrainItem(agent, reply.prompt_ids, reply.completion_ids, float(advantage)))
+        for agent, agent_items in items.items():
+            weights = reply_weights([groups_of[agent][n] for n in range(len(agent_items))])
+            items[agent] = [dataclasses.replace(item, weight=w) for item, w in zip(agent_items, weights)]
         return items
 
     # ----------------------------------------------------------------- 4: updates
@@ -182,29 +213,39 @@ class Trainer:
     def _accumulate(self, agent: str, items: list[TrainItem], epoch: int, cache: dict) -> float:
         """Backward the agent's loss over micro-batches; returns the loss value.
 
-        Replies with advantage 0 add nothing to the policy-gradient term, so with one epoch and no KL
-        they are skipped (they still count in the mean: the loss is scaled by all replies)."""
+        Replies with advantage 0 are skipped only when the algorithm declares its loss is 0 there
+        (``zero_loss_at_zero_advantage``) and no KL term is on; they still count in the weights.
+        A loss that is not finite stops training before any optimizer step of this update."""
         cfg = self.cfg
-        needed = [i for i in items if i.advantage != 0.0] if cfg.inner_epochs == 1 and cfg.kl_coef == 0 else items
+        skip_zero = getattr(self.algorithm, "zero_loss_at_zero_advantage", False) is True and cfg.kl_coef == 0
+        needed = [i for i in items if i.advantage != 0.0] if skip_zero else items
         needed = [i for i in needed if i.completion_ids]
+        sampling = cfg.sampling_for(agent)
         total_tokens = float(sum(len(i.completion_ids) for i in items))
         value, logp_sum, token_count = 0.0, 0.0, 0.0
         for start in range(0, len(needed), cfg.micro_batch_size):
             micro = needed[start : start + cfg.micro_batch_size]
             prompts, completions = [i.prompt_ids for i in micro], [i.completion_ids for i in micro]
-            logps, mask = self.policies.token_logprobs(agent, prompts, completions)
+            logps, mask = self.policies.token_logprobs(agent, prompts, completions, sampling)
             saved = cache.setdefault((agent, start), {})
             if epoch == 0:
                 saved["old"] = logps.detach()
                 if cfg.kl_coef > 0:
-                    saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions)
+                    saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions, sampling)
             batch = LossBatch(
                 agent=agent, logps=logps, old_logps=saved["old"], mask=mask,
                 advantages=torch.tensor([i.advantage for i in micro], dtype=logps.dtype, device=logps.device),
                 ref_logps=saved.get("ref"), clip_eps=cfg.clip_eps, kl_coef=cfg.kl_coef,
                 token_aggregation=cfg.token_aggregation, total_replies=len(items), total_tokens=total_tokens,
+                weights=torch.tensor([i.weight for i in micro], dtype=logps.dtype, device=logps.device),
             )
             loss = self.algorithm.loss(batch)
+            if not bool(torch.isfinite(loss.detach()).all()):
+                raise FloatingPointError(
+                    f"The loss of agent {agent!r} is {float(loss.detach())} at step {self.step + 1} "
+                    f"(algorithm {cfg.algo}): training stopped before this update; the last checkpoint in "
+                    f"{self.run_dir / 'checkpoints'} is intact. Lower learning_rate or check the rewards."
+                )
             loss.backward()
             value += float(loss.detach())
             logp_sum += float((logps.detach() * mask).sum())
@@ -242,11 +283,16 @@ class Trainer:
         }
 
     def save(self) -> Path | None:
-        if not self.dist.is_main:
+        """Checkpoint the state between two steps (called by every rank; the first rank writes)."""
+        # every rank's generators go into the checkpoint (gathered, not only the first rank's)
+        rngs = self.dist.gather_objects(rng_state())
+        if not self.dist.is_main or self._saved_step == self.step:
             return None
+        self._saved_step = self.step
         weights = {key: self.policies.state_dict(key) for key in self.policies.keys}
         return save_checkpoint(
-            self.run_dir, self.step, weights, self.optimizers, {"config": self.cfg.to_dict()}, self.cfg.keep_checkpoints
+            self.run_dir, self.step, weights, self.optimizers, {"config": self.cfg.to_dict()}, self.cfg.keep_checkpoints,
+            rng_per_rank=rngs,
         )
 
     def resume(self, path: Path | None = None) -> bool:
@@ -258,10 +304,62 @@ class Trainer:
         for key in self.policies.keys:
             self.policies.load_state_dict(key, saved["weights"][key])
             self.optimizers[key].load_state_dict(saved["optimizers"][key])
-        set_rng_state(saved["rng"])
-        self.step = saved["step"]
+        rngs = saved["rng"]
+        set_rng_state(rngs[self.dist.rank] if isinstance(rngs, list) else rngs)
+        self.step = self._saved_step = saved["step"]
         self.backend.sync_weights()
         return True
+
+    def _trim_logs(self) -> None:
+        """Drop what was logged after the checkpoint (the step in flight when the run stopped), and
+        recover the evaluations already taken."""
+        # Without a checkpoint nothing is kept (the run starts again from step 0, evaluation included).
+        last = self.step if latest_checkpoint(self.run_dir) is not None else -1
+        trim_jsonl(self.run_dir / METRICS_FILE, lambda row: row.get("train/step", row.get("step", 0)) <= last)
+        trim_jsonl(self.run_dir / SAMPLES_FILE, lambda row: row.get("step", 0) <= last)
+        for path in sorted((self.run_dir / "eval").glob("step_*.jsonl")):
+            if int(path.stem.split("_")[1]) > last:
+                path.unlink()
+        if (self.run_dir / METRICS_FILE).is_file():
+            for row in read_metrics(self.run_dir):
+                if "eval/reward" in row:
+                    records = _read_jsonl(self.run_dir / "eval" / f"step_{int(row['train/step']):05d}.jsonl")
+                    self.evaluations.append({**row, "problems": len(records), "task_ids": [r["task_id"] for r in records]})
+
+    # ----------------------------------------------------------------- held-out evaluation
+    def _evaluate_if_due(self, last: bool) -> None:
+        if self.eval_env is None:
+            return
+        every = self.cfg.eval_every
+        if self.step == 0 or last or (every and self.step % every == 0):
+            self.evaluate_now()
+
+    def evaluate_now(self) -> EvalResult | None:
+        """Evaluate the held-out problems greedily at the current step; log and record it (first rank)."""
+        if self.eval_env is None or not self.dist.is_main:
+            return None
+        if self.evaluations and self.evaluations[-1]["train/step"] == self.step:
+            return None  # already evaluated at this step
+        result = evaluate(self.eval_env, self.backend, self.cfg, self.cfg.eval_problems)
+        row = {"train/step": self.step, **result.as_metrics()}
+        self.logger.log(self.step, row)
+        folder = self.run_dir / "eval"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = "".join(json.dumps(record) + "\n" for record in result.records)
+        (folder / f"step_{self.step:05d}.jsonl").write_text(lines, encoding="utf-8")
+        self.evaluations.append({**row, "problems": result.problems, "task_ids": list(result.task_ids)})
+        return result
+
+    def _write_eval_summary(self) -> None:
+        """``eval.json``: the first and the last evaluation of the run, written once at the end."""
+        if not self.evaluations or not self.dist.is_main:
+            return
+        first, last = self.evaluations[0], self.evaluations[-1]
+        summary = {
+            "before": _eval_view(first), "after": _eval_view(last), "steps": self.step,
+            "problems": last["problems"], "task_ids": last["task_ids"],
+        }
+        (self.run_dir / "eval.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
 
     def close(self) -> None:
         if self.logger is not None:
@@ -286,6 +384,71 @@ def reward_metrics(groups: Sequence[Group]) -> dict[str, float]:
             components[name].append(value)
     metrics.update({f"reward/{name}": float(np.mean(v)) for name, v in components.items()})
     return metrics
+
+
+def reply_weights(positions: Sequence[tuple[int, int]]) -> list[float]:
+    """Each reply's weight in its agent's loss, from its (depth, node) in the step's rollout trees.
+
+    Every turn (tree depth) weighs the same, every node of a turn the same, every reply of a node the
+    same: w = 1 / (turns · nodes at its depth · replies of its node). Summed over the step, the weights
+    are 1. This is MAGRPO's per-turn objective: the mean over turns of each node's group-relative
+    term. Pooling every reply under one mean instead would give turn 1 (G replies) only a 1/(G+1) share
+    against the G·G replies of turn 2. With one turn it is the plain mean over replies."""
+    per_node: dict[int, int] = defaultdict(int)
+    nodes_at: dict[int, set[int]] = defaultdict(set)
+    for depth, node in positions:
+        per_node[node] += 1
+        nodes_at[depth].add(node)
+    turns = len(nodes_at)
+    return [1.0 / (turns * len(nodes_at[depth]) * per_node[node]) for depth, node in positions]
+
+
+def _eval_view(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An evaluation for ``eval.json``: its metrics row, and the same numbers under short names."""
+    short = {key.split("/", 1)[1]: value for key, value in row.items() if key.startswith("eval/")}
+    return {**{k: v for k, v in row.items() if k != "task_ids"}, **short, "step": row["train/step"]}
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _held_out_env(cfg: TrainConfig, env: Any, eval_env: Any) -> Any:
+    """The env of held-out evaluations, or an error before training starts when there is none."""
+    if not cfg.eval_problems:
+        return None
+    if eval_env is not None:
+        return eval_env
+    if env is not None and cfg.eval_env_kwargs is None:
+        raise ValueError(
+            f"eval_problems={cfg.eval_problems} with a ready training env needs its held-out twin: pass "
+            "Trainer(eval_env=...) (or eval_env_kwargs to build it from cfg.env), or set eval_problems=0."
+        )
+    return make_eval_env(cfg)
+
+
+@contextlib.contextmanager
+def _deferred_interrupt():
+    """Within the block, the first Ctrl-C only sets a flag (the loop saves a whole step and stops);
+    a second one interrupts at once. Outside the main thread, Ctrl-C is left as it is."""
+    hits: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+
+    def on_interrupt(signum, frame):
+        if hits:
+            raise KeyboardInterrupt
+        hits.append(signum)
+        print("\nCtrl-C: finishing the current step, then saving (Ctrl-C again to stop without saving).")
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield lambda: bool(hits)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _item_metrics(agent: str, items: list[TrainItem]) -> dict[str, float]:

@@ -28,9 +28,22 @@ def test_train_command_on_coop_humaneval_with_before_after_table(tmp_path, tiny_
     assert "| before training |" in out and "| after training |" in out
     run = tmp_path / "cli"
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    assert len(rows) == 2 and "reward/tests" in rows[0]  # the env's named components are logged
-    assert set(json.loads((run / "eval.json").read_text())) == {"before", "after"}
+    train_rows = [r for r in rows if "reward/mean" in r]
+    assert len(train_rows) == 2 and "reward/tests" in train_rows[0]  # the env's named components are logged
+    evals = [r for r in rows if "eval/reward" in r]
+    assert [r["train/step"] for r in evals] == [0, 2]
+    assert {"eval/pass_rate", "eval/tests_passed", "eval/coop_rate"} <= set(evals[0])  # a coding env reports both
+    summary = json.loads((run / "eval.json").read_text())
+    assert {"before", "after", "steps", "problems", "task_ids"} <= set(summary) and summary["steps"] == 2
+    assert len(summary["task_ids"]) == summary["problems"] == 2
     assert (run / "final" / "helper" / "adapter_config.json").is_file()
+
+    again = train_command(["--env", "coop_humaneval-v0", "--model", str(tiny_model_dir), "--steps", "2",
+                           "--run-dir", str(tmp_path), "--run-name", "cli"])
+    assert again == 2
+    err = capsys.readouterr().err
+    assert "--resume" in err and "overwrite=true" in err and "fresh run_name" in err
+    assert len((run / "metrics.jsonl").read_text().splitlines()) == len(rows)  # the first run is intact
 
 
 def test_help_config_and_bad_input(capsys):

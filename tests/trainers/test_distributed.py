@@ -33,3 +33,8 @@ def test_two_cpu_processes_stay_in_sync(tmp_path):
     assert sorted(r["rank"] for r in results) == [0, 1] and all(r["world"] == 2 for r in results)
     assert results[0]["seeds"] != results[1]["seeds"]  # each rank rolls out its own problems
     assert results[0]["sums"] == results[1]["sums"]  # gradients were averaged: identical replicas
+    import torch
+
+    rngs = torch.load(tmp_path / "run" / "checkpoints" / "step-00000002" / "rng.pt", weights_only=False)
+    assert len(rngs) == 2  # every rank's generators, so each rank resumes its own
+    assert not torch.equal(rngs[0]["torch"], rngs[1]["torch"])

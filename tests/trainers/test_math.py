@@ -110,3 +110,24 @@ def test_kl_penalty_is_zero_at_the_reference_and_positive_elsewhere():
     away = policy_gradient_loss(LossBatch(ref_logps=torch.full((2, 3), -2.0), **base))
     assert float(at_ref) == pytest.approx(0.0)
     assert float(away) > 0
+
+
+def test_default_token_aggregation_is_the_sum_of_token_logprobs():
+    """MAGRPO's −A·log π(reply), log π(reply) = Σ_t log π(token): the default (docs/algorithms.md)."""
+    from trainers.config import TrainConfig
+
+    assert TrainConfig().token_aggregation == "token_sum"
+    logps = torch.tensor([[-1.0, -2.0, 0.0], [-3.0, 0.0, 0.0]], requires_grad=True)
+    batch = LossBatch(agent="a", logps=logps, old_logps=logps.detach(), mask=torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]]),
+                      advantages=torch.tensor([1.0, -1.0]), total_replies=2)
+    assert batch.token_aggregation == "token_sum"
+    loss = policy_gradient_loss(batch)
+    assert float(loss) == pytest.approx(-(1.0 * 2 + -1.0 * 1) / 2)  # ratio 1 per token, summed per reply
+    loss.backward()
+    torch.testing.assert_close(logps.grad, torch.tensor([[-0.5, -0.5, 0.0], [0.5, 0.0, 0.0]]))  # −A_g/G per token
+
+
+def test_reply_weights_replace_the_plain_mean():
+    values = torch.tensor([[1.0, 3.0, 100.0], [5.0, 100.0, 100.0]])
+    weighted = LossBatch(**{**_batch("token_sum").__dict__, "weights": torch.tensor([0.75, 0.25])})
+    assert float(aggregate(values, weighted)) == pytest.approx(0.75 * 4.0 + 0.25 * 5.0)

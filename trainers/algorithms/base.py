@@ -9,6 +9,10 @@ into a loss. Everything else (sampling, env steps, optimizers, logging, checkpoi
         def __init__(self, **options): ...
         def advantages(self, group): return group.returns - group.returns.mean()
         def loss(self, batch): return policy_gradient_loss(batch)
+
+An algorithm may declare ``zero_loss_at_zero_advantage = True`` when its loss of a reply with advantage
+0 is exactly 0 (no KL term); the trainer then skips those replies' forward passes. Without the
+declaration (the default for plug-ins) every reply reaches :meth:`Algorithm.loss`.
 """
 
 from __future__ import annotations
@@ -40,11 +44,15 @@ class LossBatch:
     """Log-probs under the initial policy, when a KL penalty is on."""
     clip_eps: float = 0.2
     kl_coef: float = 0.0
-    token_aggregation: str = "sequence_mean"
+    token_aggregation: str = "token_sum"
     total_replies: int = 0
     """Replies of this agent in the whole step (the loss is scaled so micro-batches add up to the mean)."""
     total_tokens: float = 0.0
     """Reply tokens of this agent in the whole step (for ``token_mean``)."""
+    weights: torch.Tensor | None = None
+    """Shape [B]: each reply's weight in the step's loss (they sum to 1 over the step). The trainer
+    weighs every turn of a multi-turn tree equally (:func:`trainers.trainer.reply_weights`);
+    ``None`` means 1 / ``total_replies`` for every reply."""
 
 
 @runtime_checkable
@@ -112,22 +120,29 @@ def group_relative(returns: np.ndarray, normalize_std: bool = False, eps: float 
 def aggregate(per_token: torch.Tensor, batch: LossBatch) -> torch.Tensor:
     """Reduce [B, T] per-token terms to the micro-batch's share of the step's loss.
 
-    * ``sequence_mean`` (default): mean over each reply's tokens, then mean over replies — every reply
-      counts the same whatever its length (as in GRPO, Shao et al. 2024, Eq. 3).
-    * ``token_mean``: mean over all reply tokens of the step — long replies weigh more (DAPO style).
-    * ``token_sum``: sum over each reply's tokens, mean over replies — the plain REINFORCE estimator of
-      −A·log π(reply), since log π(reply) is the sum of its token log-probs.
+    "Mean over replies" is the weighted sum with ``batch.weights`` (1 / replies when not given).
+
+    * ``token_sum`` (default): sum over each reply's tokens, mean over replies — the REINFORCE
+      estimator of −A·log π(reply), since log π(reply) is the sum of its token log-probs (MAGRPO's
+      objective, as the paper and its authors' code write it).
+    * ``sequence_mean``: mean over each reply's tokens, then mean over replies — every reply counts the
+      same whatever its length (as in GRPO, Shao et al. 2024, Eq. 3).
+    * ``token_mean``: mean over all reply tokens of the step — long replies weigh more (DAPO style);
+      with weights, a token of reply i weighs w_i · replies / tokens.
     """
     mask = batch.mask
     replies = batch.total_replies or per_token.shape[0]
+    weights = batch.weights if batch.weights is not None else torch.full(
+        (per_token.shape[0],), 1.0 / replies, dtype=per_token.dtype, device=per_token.device
+    )
     if batch.token_aggregation == "sequence_mean":
         per_reply = (per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1)
-        return per_reply.sum() / replies
+        return (per_reply * weights).sum()
     if batch.token_aggregation == "token_sum":
-        return (per_token * mask).sum() / replies
+        return ((per_token * mask).sum(-1) * weights).sum()
     if batch.token_aggregation == "token_mean":
         tokens = batch.total_tokens or float(mask.sum())
-        return (per_token * mask).sum() / max(tokens, 1.0)
+        return ((per_token * mask).sum(-1) * weights).sum() * replies / max(tokens, 1.0)
     raise ValueError(f"Unknown token_aggregation {batch.token_aggregation!r}.")
 
 

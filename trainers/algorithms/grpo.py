@@ -22,6 +22,9 @@ class GRPO:
     single_agent = True
     """The trainer checks this: a multi-agent env needs ``policy: shared``."""
 
+    zero_loss_at_zero_advantage = True
+    """The clipped surrogate is 0 at A = 0; with a KL term the trainer does not skip anything."""
+
     def __init__(self, normalize_std: bool = True, eps: float = 1e-6) -> None:
         self.normalize_std = normalize_std
         self.eps = eps

@@ -28,6 +28,9 @@ from trainers.rollout import Group
 class MAGRPO:
     """The bundled default. ``normalize_std=True`` divides advantages by the siblings' std."""
 
+    zero_loss_at_zero_advantage = True
+    """The clipped surrogate is 0 at A = 0; with a KL term the trainer does not skip anything."""
+
     def __init__(self, normalize_std: bool = False, eps: float = 1e-6) -> None:
         self.normalize_std = normalize_std
         self.eps = eps

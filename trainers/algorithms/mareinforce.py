@@ -15,6 +15,9 @@ from trainers.rollout import Group
 
 @register_algorithm("mareinforce")
 class MAREINFORCE:
+    zero_loss_at_zero_advantage = True
+    """The clipped surrogate is 0 at A = 0; with a KL term the trainer does not skip anything."""
+
     def __init__(self, baseline: float = 0.0) -> None:
         self.baseline = float(baseline)
 

@@ -4,8 +4,10 @@ Why not ``model.generate``: in a group of G samples every row shares its prompt,
 prompt pass (~300 chat-template tokens) of G rows costs as much as ~40 decode steps. Here each
 distinct (adapter, prompt) pair is prefilled once, its cache rows are copied to its samples, and the
 decode steps run all rows (all agents) together. Sampling matches ``generate``'s: temperature,
-then nucleus (``top_p``) filtering, then a draw from the softmax; greedy when temperature is 0.
-A row ends at an end-of-sequence token, a stop string, or ``max_new_tokens``.
+then nucleus (``top_p``) filtering, then a draw from the softmax; greedy when temperature is 0
+(:mod:`trainers.generation.distribution`, which the loss scores with too). A row ends at any
+end-of-sequence token (``eos_ids``: every end token of the model), a stop string, or ``max_new_tokens``.
+Each chosen token's log-probability under the sampling distribution is returned with it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 import torch
+
+from trainers.generation.distribution import sampling_log_probs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,8 +46,9 @@ def decode(
     settings: DecodeSettings,
     adapter_scope: AdapterScope,
     decode_text: Callable[[list[int]], str] | None = None,
-) -> list[list[int]]:
-    """New tokens for each row (row ``i`` continues ``prompts[prompt_of_row[i]]``), without padding."""
+) -> tuple[list[list[int]], list[list[float]]]:
+    """New tokens for each row (row ``i`` continues ``prompts[prompt_of_row[i]]``), without padding,
+    and each token's log-probability under the sampling distribution."""
     device = next(model.parameters()).device
     width = max(len(p) for p in prompts)
     ids = torch.tensor([[settings.pad_id] * (width - len(p)) + list(p) for p in prompts], device=device)
@@ -57,17 +62,19 @@ def decode(
     position = mask.sum(-1, keepdim=True)
     rows = len(prompt_of_row)
     tokens: list[list[int]] = [[] for _ in range(rows)]
+    logprobs: list[list[float]] = [[] for _ in range(rows)]
     finished = torch.zeros(rows, dtype=torch.bool, device=device)
     eos = torch.tensor(sorted(settings.eos_ids), dtype=torch.long, device=device)
     with adapter_scope(prompt_of_row):
         for step in range(settings.max_new_tokens):
             if step < settings.min_new_tokens and len(eos):
                 logits[:, eos] = -float("inf")
-            chosen = _pick(logits, settings)
+            chosen, chosen_logprobs = _pick(logits, settings)
             chosen = torch.where(finished, torch.full_like(chosen, settings.pad_id), chosen)
-            for row, (token, done) in enumerate(zip(chosen.tolist(), finished.tolist())):
+            for row, (token, logprob, done) in enumerate(zip(chosen.tolist(), chosen_logprobs.tolist(), finished.tolist())):
                 if not done:
                     tokens[row].append(token)
+                    logprobs[row].append(logprob)
             finished |= torch.isin(chosen, eos) if len(eos) else torch.zeros_like(finished)
             if settings.stop and decode_text is not None:
                 finished |= _stopped(tokens, finished, settings.stop, decode_text, device)
@@ -77,29 +84,21 @@ def decode(
             out = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=position,
                         past_key_values=cache, use_cache=True)
             cache, logits, position = out.past_key_values, out.logits[:, -1].float(), position + 1
-    return tokens
+    return tokens, logprobs
 
 
 def _positions(mask: torch.Tensor) -> torch.Tensor:
     return (mask.cumsum(-1) - 1).clamp(min=0)
 
 
-def _pick(logits: torch.Tensor, settings: DecodeSettings) -> torch.Tensor:
+def _pick(logits: torch.Tensor, settings: DecodeSettings) -> tuple[torch.Tensor, torch.Tensor]:
+    """The next token of each row and its log-probability under the sampling distribution."""
+    log_probs = sampling_log_probs(logits, settings.temperature, settings.top_p)
     if settings.temperature <= 0:
-        return logits.argmax(-1)
-    scores = logits / settings.temperature
-    if settings.top_p < 1.0:
-        scores = _nucleus(scores, settings.top_p)
-    return torch.multinomial(torch.softmax(scores, dim=-1), 1).squeeze(-1)
-
-
-def _nucleus(scores: torch.Tensor, top_p: float) -> torch.Tensor:
-    """Drop the least likely tokens whose total probability stays within 1 - top_p (keep at least one)."""
-    sorted_scores, order = torch.sort(scores, descending=False)
-    cumulative = sorted_scores.softmax(-1).cumsum(-1)
-    drop = cumulative <= (1 - top_p)
-    drop[:, -1] = False
-    return scores.masked_fill(drop.scatter(1, order, drop), -float("inf"))
+        chosen = logits.argmax(-1)
+    else:
+        chosen = torch.multinomial(log_probs.exp(), 1).squeeze(-1)
+    return chosen, log_probs.gather(-1, chosen[:, None]).squeeze(-1)
 
 
 def _stopped(tokens, finished, stop, decode_text, device) -> torch.Tensor:

@@ -62,13 +62,15 @@ class TransformersBackend:
             row_prompts += [prompt] * request.num_samples
         adapters = [adapter for adapter, _ in distinct]
         with torch.autocast(self.policies.device.type, dtype=torch.bfloat16, enabled=self.dtype == "bfloat16"):
-            new_tokens = decode(
-                model, [prompt for _, prompt in distinct], prompt_of_row, self._settings(sampling, tokenizer),
+            new_tokens, new_logprobs = decode(
+                model, [prompt for _, prompt in distinct], prompt_of_row, self._settings(sampling, tokenizer, model),
                 lambda rows: _adapter_scope(model, [adapters[i] for i in rows]),
                 decode_text=lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
             )
+        eos_ids = end_token_ids(tokenizer, model)
         completions = [
-            _completion(prompt, tokens, tokenizer, sampling) for prompt, tokens in zip(row_prompts, new_tokens)
+            _completion(prompt, tokens, logprobs, tokenizer, sampling, eos_ids)
+            for prompt, tokens, logprobs in zip(row_prompts, new_tokens, new_logprobs)
         ]
         grouped, start = [], 0
         for request in requests:
@@ -76,12 +78,10 @@ class TransformersBackend:
             start += request.num_samples
         return grouped
 
-    def _settings(self, sampling: SamplingConfig, tokenizer) -> DecodeSettings:
-        eos = tokenizer.eos_token_id
-        eos_ids = frozenset(eos) if isinstance(eos, list) else frozenset({eos} if eos is not None else ())
+    def _settings(self, sampling: SamplingConfig, tokenizer, model) -> DecodeSettings:
         return DecodeSettings(
             max_new_tokens=sampling.max_new_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
-            eos_ids=eos_ids, pad_id=pad_token_id(tokenizer), stop=tuple(sampling.stop),
+            eos_ids=end_token_ids(tokenizer, model), pad_id=pad_token_id(tokenizer), stop=tuple(sampling.stop),
             min_new_tokens=self.min_new_tokens,
         )
 
@@ -102,10 +102,24 @@ def _peft_adapter_names(model: torch.nn.Module, names: list[str]):
         yield
 
 
-def _completion(prompt: Sequence[int], tokens: list[int], tokenizer, sampling: SamplingConfig) -> Completion:
+def end_token_ids(tokenizer, model: torch.nn.Module) -> frozenset[int]:
+    """Every token that ends a reply: the tokenizer's end token and each end token of the model's
+    generation config (chat models often list several there, e.g. end-of-turn and end-of-text)."""
+    ids: set[int] = set()
+    config = getattr(model, "generation_config", None)
+    for source in (tokenizer.eos_token_id, getattr(config, "eos_token_id", None)):
+        if isinstance(source, (list, tuple)):
+            ids.update(int(i) for i in source)
+        elif source is not None:
+            ids.add(int(source))
+    return frozenset(ids)
+
+
+def _completion(
+    prompt: Sequence[int], tokens: list[int], logprobs: list[float], tokenizer, sampling: SamplingConfig,
+    eos_ids: frozenset[int],
+) -> Completion:
     """Keep the tokens up to and including the first end-of-sequence token; decode; cut at stop strings."""
-    eos = tokenizer.eos_token_id
-    eos_ids = set(eos) if isinstance(eos, list) else {eos}
     end = next((i + 1 for i, t in enumerate(tokens) if t in eos_ids), None)
     kept = tokens[:end] if end is not None else list(tokens)
     if end is None and sampling.stop:
@@ -113,7 +127,10 @@ def _completion(prompt: Sequence[int], tokens: list[int], tokenizer, sampling: S
         while kept and kept[-1] == pad_token_id(tokenizer):
             kept.pop()
     text = cut_at_stop(tokenizer.decode(kept, skip_special_tokens=True), sampling.stop)
-    return Completion(text=text, prompt_ids=tuple(prompt), completion_ids=tuple(kept), truncated=end is None)
+    return Completion(
+        text=text, prompt_ids=tuple(prompt), completion_ids=tuple(kept), truncated=end is None,
+        logprobs=tuple(logprobs[: len(kept)]),
+    )
 
 
 def _chunks(indices: list[int], requests: Sequence[GenerationRequest], max_rows: int) -> list[list[int]]:

@@ -1,0 +1,44 @@
+"""The distribution a reply is sampled from, shared by the sampler and the loss.
+
+Sampling draws each token from ``softmax(logits / temperature)`` restricted to the nucleus (the most
+likely tokens whose mass reaches ``top_p``) and renormalised over it. Training scores the sampled
+tokens under that same distribution, so the PPO ratio, the KL penalty and the policy gradient all
+refer to the policy that generated the data.
+
+Two conventions:
+
+* temperature 0 (greedy) has no density; it is scored at temperature 1 (the model's own softmax);
+* when scoring, the scored token always stays in the nucleus. At sampling time it is inside by
+  construction; a later forward of the same weights can differ in the last bits and move a token that
+  sat on the nucleus boundary out of it, which would give log 0 = −inf. Keeping it costs nothing when
+  it is inside and keeps the loss finite when it is not.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def sampling_log_probs(
+    logits: torch.Tensor, temperature: float, top_p: float, keep: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Log-probabilities over the last axis under temperature and nucleus; ``keep`` (indices, shape of
+    ``logits`` without its last axis) are tokens that stay in the nucleus whatever their mass."""
+    scores = logits.float()
+    if temperature > 0:
+        scores = scores / temperature
+    if top_p < 1.0:
+        scores = scores.masked_fill(outside_nucleus(scores.detach(), top_p, keep), -float("inf"))
+    return torch.log_softmax(scores, dim=-1)
+
+
+def outside_nucleus(scores: torch.Tensor, top_p: float, keep: torch.Tensor | None = None) -> torch.Tensor:
+    """True for the least likely tokens whose total mass stays within 1 − top_p (the most likely one,
+    and ``keep``, are never dropped)."""
+    sorted_scores, order = torch.sort(scores, dim=-1, descending=False)
+    drop_sorted = sorted_scores.softmax(-1).cumsum(-1) <= (1 - top_p)
+    drop_sorted[..., -1] = False
+    drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+    if keep is not None:
+        drop = drop.scatter(-1, keep.unsqueeze(-1), False)
+    return drop

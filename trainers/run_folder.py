@@ -1,0 +1,71 @@
+"""A run's folder: never reused by accident, trimmed back to its checkpoint on resume.
+
+A folder that holds results (metrics, checkpoints, evaluations, final weights) belongs to a run. A new
+run with the same name refuses to start unless it resumes that run (``resume=true``, ``--resume``)
+or is told to replace it (``overwrite=true``). Without a ``run_name`` every run gets a fresh
+``<algo>-<date>-<time>`` folder.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+RESULTS = ("metrics.jsonl", "samples.jsonl", "checkpoints", "eval", "eval.json", "final", "tensorboard")
+"""Everything a run writes in its folder (``overwrite`` removes exactly these)."""
+
+
+class RunExistsError(FileExistsError):
+    """The run folder already holds another run's results."""
+
+
+def prepare_run_folder(run_dir: str, run_name: str | None, algo: str, *, resume: bool, overwrite: bool,
+                       clear: bool = True) -> Path:
+    """The folder of this run: a fresh timestamped one, or ``run_dir/run_name`` checked against reuse.
+    ``clear=False`` (other ranks than the first) checks but never deletes."""
+    if run_name is None:
+        return _fresh(Path(run_dir), f"{algo}-{time.strftime('%Y%m%d-%H%M%S')}")
+    folder = Path(run_dir) / run_name
+    found = [name for name in RESULTS if (folder / name).exists()]
+    if resume:
+        return folder
+    if overwrite or not any(_holds_results(folder / name) for name in found):
+        # (a folder whose run never finished a step holds only empty logs: nothing to lose)
+        if clear:
+            for name in found:
+                target = folder / name
+                shutil.rmtree(target) if target.is_dir() else target.unlink()
+        return folder
+    raise RunExistsError(
+        f"The run folder {folder} already holds a run ({', '.join(found)}). To continue it, pass "
+        f"resume=true (llm-coop train --resume); to replace it, overwrite=true; or pick a fresh run_name."
+    )
+
+
+def _holds_results(path: Path) -> bool:
+    if path.name in ("samples.jsonl", "tensorboard"):
+        return False  # written from the start: they come with metrics
+    if path.is_dir():
+        return any(path.iterdir())
+    return path.stat().st_size > 0
+
+
+def trim_jsonl(path: Path, keep) -> None:
+    """Rewrite a JSON Lines file keeping the rows for which ``keep(row)`` is true (atomically)."""
+    if not path.is_file():
+        return
+    rows = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kept = [line for line in rows if keep(json.loads(line))]
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+    partial.replace(path)
+
+
+def _fresh(parent: Path, name: str) -> Path:
+    folder, suffix = parent / name, 1
+    while folder.exists():
+        suffix += 1
+        folder = parent / f"{name}-{suffix}"
+    return folder
