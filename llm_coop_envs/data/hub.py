@@ -61,7 +61,7 @@ def _offline_reason(endpoint: str) -> str | None:
         with socket.create_connection((parts.hostname, port), timeout=PROBE_TIMEOUT_S):
             return None
     except OSError as error:
-        return f"{parts.hostname}:{port} cannot be reached ({type(error).__name__})"
+        return f"{parts.hostname}:{port} cannot be reached ({error.strerror or type(error).__name__})"
 
 
 def _downloaded_files(repo_id: str, split: str, endpoint: str) -> list[Path]:
