@@ -64,7 +64,9 @@ class EnvSpec:
         return dataclasses.replace(self, kwargs=kwargs)
 
     def make(self, **kwargs: Any) -> Any:
-        return make(self.id, **kwargs)
+        """Build the env again with this spec's keyword arguments (``kwargs`` override them): on
+        ``env.spec`` those are the ones the env was made with, so this rebuilds the same env."""
+        return make(self.id, **{**self.kwargs, **kwargs})
 
 
 _REGISTRY: dict[str, EnvSpec] = {}
@@ -75,7 +77,8 @@ def register(id: str, entry_point: str | Callable[..., Any], **default_kwargs: A
 
     ``entry_point`` is a ``"module:attribute"`` string (imported only when the env is made) or a
     callable; it is called with the merged keyword arguments and must return a PettingZoo
-    ``ParallelEnv``. The env is also registered in PettingZoo's registry as ``llm_coop/<id>``.
+    ``ParallelEnv``. The env is also registered in PettingZoo's parallel and AEC registries as
+    ``llm_coop/<id>``.
     """
     if id in _REGISTRY:
         raise RegistrationError(f"{id!r} is already registered; bump the version (e.g. '-v1') instead.")
@@ -102,6 +105,14 @@ def make(id: str, **kwargs: Any) -> Any:
     env = _load(env_spec.entry_point)(**final_kwargs)
     env.spec = env_spec.with_kwargs(final_kwargs)
     return env
+
+
+def make_aec(id: str, **kwargs: Any) -> Any:
+    """The env registered as ``id`` with PettingZoo's AEC API (agents act one at a time), through
+    ``pettingzoo.utils.parallel_to_aec``; also ``pettingzoo.make("aec", "llm_coop/<id>")``."""
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    return parallel_to_aec(make(id, **kwargs))
 
 
 def registered_ids() -> list[str]:
@@ -132,11 +143,15 @@ def _load(entry_point: str | Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _register_with_pettingzoo(id: str) -> None:
-    """Mirror the id into PettingZoo's registry (present from pettingzoo 1.27) when it exists."""
+    """Mirror the id into PettingZoo's registries (present from pettingzoo 1.27) when they exist.
+
+    PettingZoo has no plugin discovery: these entries exist only once ``llm_coop_envs`` is imported."""
     try:
-        from pettingzoo.env_registry.registration import parallel_registry, register as pz_register
+        from pettingzoo.env_registry.registration import aec_registry, parallel_registry, register as pz_register
     except ImportError:
         return
     pz_id = f"{PETTINGZOO_NAMESPACE}/{id}"
     if pz_id not in parallel_registry:
         pz_register("parallel", pz_id, entry_point=functools.partial(make, id))
+    if pz_id not in aec_registry:
+        pz_register("aec", pz_id, entry_point=functools.partial(make_aec, id))

@@ -161,4 +161,4 @@ def _check_task_selection(env: Any) -> None:
     task_id = infos[env.possible_agents[0]]["task_id"]
     again, _ = env.reset(seed=2, options={"task_id": task_id})
     assert first == again, "options={'task_id': ...} must open the same problem whatever the seed"
-    env.reset(seed=3, options={"unrelated": True})  # unknown options are ignored
+    _expect(ValueError, lambda: env.reset(seed=3, options={"taskid": task_id}), "a misspelt reset option")

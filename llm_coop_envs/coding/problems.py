@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -40,6 +41,7 @@ class CodingProblem:
             )
         if not row["entry_point"].isidentifier():
             raise ValueError(f"Problem {row['task_id']!r}: entry_point {row['entry_point']!r} is not a Python name.")
+        _check_test_and_prompt(row, position)
         tests, context = _prepare(row["prompt"], row["test"], row["entry_point"])
         return cls(
             task_id=row["task_id"],
@@ -49,6 +51,29 @@ class CodingProblem:
             context=context,
             row=MappingProxyType(dict(row)),
         )
+
+
+def _check_test_and_prompt(row: Mapping[str, Any], position: int) -> None:
+    """Reject a row whose agents could never pass: a broken test, or a prompt without the entry point."""
+    name = f"Problem {row['task_id']!r} (row {position})"
+    error = _syntax_error(row["test"])
+    if error:
+        raise ValueError(f"{name}: its 'test' is not valid Python: {error}.")
+    defines = re.compile(rf"^(async[ \t]+)?def[ \t]+{re.escape(row['entry_point'])}[ \t]*\(", re.MULTILINE)
+    if not defines.search(row["prompt"]):
+        raise ValueError(
+            f"{name}: its prompt does not define the entry point {row['entry_point']!r} "
+            f"(expected a top-level 'def {row['entry_point']}(...)')."
+        )
+
+
+@functools.lru_cache(maxsize=4096)
+def _syntax_error(code: str) -> str | None:
+    try:
+        compile(code, "<test>", "exec")
+    except SyntaxError as error:
+        return f"{error.msg} (line {error.lineno})"
+    return None
 
 
 @functools.lru_cache(maxsize=4096)

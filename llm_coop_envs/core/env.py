@@ -6,11 +6,17 @@ env step (one step per turn). In the ``"sequential"`` protocol a turn takes one 
 in the task's role order: only the agent whose ``infos[agent]["active"]`` is true acts (the others'
 actions may be omitted and are ignored), later agents see what earlier agents wrote this turn, and
 the joint reward arrives at the turn's last step (earlier steps pay 0).
+
+``max_cycles`` caps the env steps of an episode as in PettingZoo's own environments: the step that
+reaches it returns ``truncations`` true for every agent and ends the episode (``None``: no cap
+beyond ``num_turns``).
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +31,7 @@ from llm_coop_envs.core.transcript import partner_context, render_transcript, re
 from llm_coop_envs.feedback import FeedbackContext, TestsFeedback, feedback_provider, is_deterministic
 
 PROTOCOLS = ("parallel", "sequential")
+RESET_OPTIONS = ("task_id", "index")
 DEFAULT_MAX_REPLY_CHARS = 100_000
 
 
@@ -45,8 +52,9 @@ class CoopEnv(ParallelEnv):
         stop_when_solved: bool = True,
         max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
         render_mode: str | None = None,
+        max_cycles: int | None = None,
     ) -> None:
-        _validate_options(num_turns, protocol, max_reply_chars, render_mode)
+        _validate_options(num_turns, protocol, max_reply_chars, render_mode, max_cycles)
         self.task = task
         self.num_turns = num_turns
         self.feedback = feedback_provider(feedback, **dict(feedback_options or {}))
@@ -54,6 +62,7 @@ class CoopEnv(ParallelEnv):
         self.share_replies = share_replies
         self.stop_when_solved = stop_when_solved
         self.max_reply_chars = max_reply_chars
+        self.max_cycles = max_cycles
         self.render_mode = render_mode
         self.possible_agents = list(task.agents)
         self.agents: list[str] = []
@@ -79,7 +88,9 @@ class CoopEnv(ParallelEnv):
     # ----------------------------------------------------------------- reset
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None):
         """Start an episode. ``options={"task_id": id_or_index}`` (or ``{"index": i}``) picks the problem;
-        otherwise it is drawn from the seeded generator. Other options are ignored."""
+        otherwise it is drawn from the seeded generator. A misspelt option (``taskid``) is an error
+        rather than silently opening a random problem; an unrelated key is ignored with a warning."""
+        _check_reset_options(options or {})
         if seed is not None or self._np_random is None:
             self._np_random, _ = seeding.np_random(seed)
         index = self._pick_index(options or {})
@@ -123,28 +134,34 @@ class CoopEnv(ParallelEnv):
         self._check_actions(actions, active)
         for agent in active:
             episode.pending[agent] = actions[agent]
+        episode.cycles += 1
+        truncated = self.max_cycles is not None and episode.cycles >= self.max_cycles
         if self.protocol == "sequential" and episode.phase < len(self.possible_agents) - 1:
-            return self._advance_phase(episode)
-        return self._finish_turn(episode)
+            return self._advance_phase(episode, truncated)
+        return self._finish_turn(episode, truncated)
 
-    def _advance_phase(self, episode: Episode):
-        episode.phase += 1
-        episode.observations = self._turn_observations()
-        zeros = dict.fromkeys(self.agents, 0.0)
-        falses = dict.fromkeys(self.agents, False)
-        infos = {agent: self._info(agent) for agent in self.agents}
-        return dict(episode.observations), zeros, falses, dict(falses), infos
+    def _advance_phase(self, episode: Episode, truncated: bool):
+        live = list(self.agents)
+        if truncated:
+            self.agents = []
+        else:
+            episode.phase += 1
+            episode.observations = self._turn_observations()
+        zeros = dict.fromkeys(live, 0.0)
+        falses = dict.fromkeys(live, False)
+        infos = {agent: self._info(agent) for agent in live}
+        return dict(episode.observations), zeros, falses, dict.fromkeys(live, truncated), infos
 
-    def _finish_turn(self, episode: Episode):
+    def _finish_turn(self, episode: Episode, truncated: bool):
         replies = {agent: episode.pending[agent] for agent in self.possible_agents}
         evaluation = self.task.evaluate(episode.index, {a: self._clean(r) for a, r in replies.items()})
         done = episode.turn >= self.num_turns or (self.stop_when_solved and evaluation.solved)
-        feedback = self._feedback(episode, replies, evaluation, done)
+        feedback = self._feedback(episode, replies, evaluation, done or truncated)
         episode.history.append(self._turn_record(episode, replies, evaluation, feedback))
         episode.last_replies, episode.pending = replies, {}
         reward = evaluation.reward.total
         played_turn, live = episode.turn, list(self.agents)
-        if done:
+        if done or truncated:
             self.agents = []
         else:
             episode.turn, episode.phase = episode.turn + 1, 0
@@ -154,7 +171,7 @@ class CoopEnv(ParallelEnv):
         infos = {agent: self._info(agent, evaluation, feedback.get(agent, ""), played_turn) for agent in live}
         rewards = dict.fromkeys(live, reward)
         terminations = dict.fromkeys(live, done)
-        truncations = dict.fromkeys(live, False)
+        truncations = dict.fromkeys(live, truncated)
         observations = dict(episode.observations)
         if self.render_mode == "human":
             print(self.render())
@@ -296,7 +313,25 @@ class CoopEnv(ParallelEnv):
         return clone
 
 
-def _validate_options(num_turns: int, protocol: str, max_reply_chars: int, render_mode: str | None) -> None:
+def _check_reset_options(options: Mapping[str, Any]) -> None:
+    """A misspelt option (close to a valid one) is an error; an unrelated key is ignored with a warning,
+    since PettingZoo's own API tests pass an arbitrary option to check the signature."""
+    if not isinstance(options, Mapping):
+        raise TypeError(f"reset options must be a dict such as {{'task_id': ...}}, got {type(options).__name__}.")
+    unknown = [key for key in options if key not in RESET_OPTIONS]
+    typos = {key: difflib.get_close_matches(str(key).lower(), RESET_OPTIONS, n=1, cutoff=0.6) for key in unknown}
+    misspelt = {key: close[0] for key, close in typos.items() if close}
+    if misspelt:
+        guesses = ", ".join(f"{key!r} -> {close!r}" for key, close in misspelt.items())
+        raise ValueError(f"Unknown reset option(s) {list(misspelt)} (did you mean {guesses}?); the valid options are "
+                         f"{list(RESET_OPTIONS)}.")
+    if unknown:
+        warnings.warn(f"reset ignores the option(s) {unknown}; the valid options are {list(RESET_OPTIONS)}.", stacklevel=3)
+
+
+def _validate_options(
+    num_turns: int, protocol: str, max_reply_chars: int, render_mode: str | None, max_cycles: int | None
+) -> None:
     if not isinstance(num_turns, int) or isinstance(num_turns, bool) or num_turns < 1:
         raise ValueError(f"num_turns must be a positive integer, got {num_turns!r}.")
     if protocol not in PROTOCOLS:
@@ -305,3 +340,5 @@ def _validate_options(num_turns: int, protocol: str, max_reply_chars: int, rende
         raise ValueError(f"max_reply_chars must be a positive integer, got {max_reply_chars!r}.")
     if render_mode not in (None, "human", "ansi"):
         raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}.")
+    if max_cycles is not None and (not isinstance(max_cycles, int) or isinstance(max_cycles, bool) or max_cycles < 1):
+        raise ValueError(f"max_cycles must be a positive integer or None, got {max_cycles!r}.")

@@ -20,6 +20,8 @@ class Episode:
     turn: int = 1
     phase: int = 0
     """Sequential protocol: position in the acting order within the current turn."""
+    cycles: int = 0
+    """Env steps taken so far (what ``max_cycles`` counts)."""
     pending: dict[str, str] = dataclasses.field(default_factory=dict)
     """Replies given so far in the current turn."""
     last_replies: dict[str, str] = dataclasses.field(default_factory=dict)

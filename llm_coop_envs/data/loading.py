@@ -5,8 +5,9 @@ Resolution order (the first that applies wins):
 1. ``data_path=``: a JSON list or JSON Lines file given by the user;
 2. the directory named by the ``LLM_COOP_DATA_DIR`` environment variable, holding the dataset's
    file name (``coop_humaneval.json``, ``mbpp.json``, ``tldr.jsonl``, ``arxiv_abstracts.jsonl``);
-3. the Hugging Face Hub through the ``datasets`` package (``pip install llm-coop-envs[hub]``);
-4. otherwise a :class:`DataNotFoundError` that says how to provide the data.
+3. the Hugging Face Hub: the split's file downloaded once into the Hub cache (:mod:`.hub`; no
+   ``datasets`` package needed), also served from that cache offline;
+4. otherwise, at once and without retries, a :class:`DataNotFoundError` listing these ways.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import functools
 import gzip
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from llm_coop_envs.data.hub import HubUnavailable, hub_rows
 
 DATA_DIR_VARIABLE = "LLM_COOP_DATA_DIR"
 
@@ -89,10 +91,15 @@ def read_rows(path: str | os.PathLike) -> list[Row]:
 
 
 def _read_file(path: Path) -> list[Row]:
+    if path.is_dir():
+        raise IsADirectoryError(
+            f"{str(path)!r} is a directory; data_path names a data file (JSON or JSON Lines). "
+            f"To use a folder of the datasets' files, set {DATA_DIR_VARIABLE}={path}."
+        )
     if not path.is_file():
         raise DataNotFoundError(f"Data file {str(path)!r} does not exist.")
     compressed = path.suffix == ".gz"
-    text = gzip.decompress(path.read_bytes()).decode("utf-8") if compressed else path.read_text(encoding="utf-8")
+    text = _text(path, compressed)
     is_list = (path.with_suffix("") if compressed else path).suffix == ".json"
     try:
         rows = json.loads(text) if is_list else _json_lines(text)
@@ -106,22 +113,36 @@ def _read_file(path: Path) -> list[Row]:
     return rows
 
 
+def _text(path: Path, compressed: bool) -> str:
+    try:
+        data = gzip.decompress(path.read_bytes()) if compressed else path.read_bytes()
+        return data.decode("utf-8")
+    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as error:
+        raise ValueError(
+            f"{path} is not a UTF-8 text file ({type(error).__name__} at its start or byte "
+            f"{getattr(error, 'start', '?')}): data files are JSON or JSON Lines text, optionally gzip-compressed "
+            "with a '.gz' suffix."
+        ) from None
+
+
 def _json_lines(text: str) -> list[Row]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def _from_hub(dataset: str, source: DatasetSource, loader: Callable[..., Any] | None = None) -> list[Row]:
-    how = (
-        f"Provide the {dataset!r} data with data_path='file.json(l)', or set {DATA_DIR_VARIABLE} to a folder "
-        f"holding {source.file_name!r}, or install 'llm-coop-envs[hub]' and allow access to the Hugging Face "
-        f"Hub ({source.hub_id})."
+def _from_hub(dataset: str, source: DatasetSource) -> list[Row]:
+    try:
+        return hub_rows(source.hub_id, source.hub_split)
+    except HubUnavailable as error:
+        raise DataNotFoundError(no_data_message(dataset, str(error))) from None
+
+
+def no_data_message(dataset: str, reason: str) -> str:
+    """The one message for a dataset that no source has: why, then every way to provide it."""
+    source = DATASETS[dataset]
+    return (
+        f"No data for {dataset!r}: {reason}. Give it data in one of these ways:\n"
+        f"  - data_path='rows.jsonl' (your own JSON list or JSON Lines file, optionally .gz);\n"
+        f"  - set {DATA_DIR_VARIABLE} to a folder holding {source.file_name!r};\n"
+        f"  - with internet, nothing to do: {source.hub_id!r} is downloaded from the Hugging Face Hub once and "
+        "cached (HF_ENDPOINT names a mirror)."
     )
-    try:
-        if loader is None:
-            from datasets import load_dataset as loader
-    except ImportError:
-        raise DataNotFoundError(f"No local copy of {dataset!r} and the 'datasets' package is missing. {how}") from None
-    try:
-        return [dict(row) for row in loader(source.hub_id, split=source.hub_split)]
-    except Exception as error:  # offline, missing repo, auth: all mean the same to the user
-        raise DataNotFoundError(f"Could not load {source.hub_id!r} from the Hub ({type(error).__name__}). {how}") from None

@@ -6,7 +6,7 @@ abstract; neither sees the other's text in the first turn.
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("arxiv_intro-v0", split="test")
+env = llm_coop_envs.make("arxiv_intro-v0", split="train")  # 0704.0460 is a training problem
 observations, infos = env.reset(seed=0, options={"task_id": "0704.0460"})
 observations, rewards, terminations, truncations, infos = env.step({"background": "...", "method": "..."})
 ```

@@ -116,3 +116,20 @@ def test_slow_code_times_out_with_deterministic_feedback():
     assert rewards["main"] == pytest.approx(0.6 + 0.5)
     assert "TimeoutError" in infos["main"]["feedback"]
     assert "0.2" in infos["main"]["feedback"] or "time limit" in infos["main"]["feedback"]
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"test": "def check(candidate):\n    assert candidate(1) ==\n"}, r"'Toy/1' \(row 1\): its 'test' is not valid Python"),
+        ({"entry_point": "missing_name"}, r"'Toy/1' \(row 1\): its prompt does not define the entry point 'missing_name'"),
+    ],
+)
+def test_rows_that_no_agent_could_pass_are_rejected(tmp_path, change, message):
+    from tests.coding.problems import rows
+
+    mine = rows(3)
+    mine[1] = {**mine[1], **change}
+    path = _write_rows(tmp_path / "bad.json", mine)
+    with pytest.raises(ValueError, match=message):
+        llm_coop_envs.make("coop_humaneval-v0", data_path=path, split="all")

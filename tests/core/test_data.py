@@ -3,7 +3,6 @@ import json
 import pytest
 
 from llm_coop_envs.data import DataNotFoundError, load_rows, select_split
-from llm_coop_envs.data.loading import DATASETS, _from_hub
 
 
 def test_shared_data_dir_is_used(data_dir):
@@ -34,19 +33,6 @@ def test_jsonl_and_bad_files(tmp_path):
         load_rows("tldr", data_path=tmp_path / "missing.jsonl")
 
 
-def test_hub_failure_says_how_to_provide_data():
-    def offline_loader(*args, **kwargs):
-        raise ConnectionError("no network")
-
-    with pytest.raises(DataNotFoundError, match="LLM_COOP_DATA_DIR"):
-        _from_hub("mbpp", DATASETS["mbpp"], loader=offline_loader)
-
-
-def test_hub_rows_are_used_when_loader_works():
-    rows = _from_hub("mbpp", DATASETS["mbpp"], loader=lambda *a, **k: [{"task_id": "x"}])
-    assert rows == [{"task_id": "x"}]
-
-
 def test_published_splits():
     rows = list(range(82))
     assert select_split(rows, "coop_humaneval", "train") == list(range(50))
@@ -68,3 +54,19 @@ def test_read_rows_decompresses_gzip(tmp_path):
     listed.write_bytes(gzip.compress(b'[{"a": 3}]'))
     assert [r["a"] for r in read_rows(lines)] == [1, 2]
     assert read_rows(listed) == [{"a": 3}]
+
+
+def test_binary_file_gives_a_clear_error(tmp_path):
+    binary = tmp_path / "rows.json"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    with pytest.raises(ValueError, match="not a UTF-8 text file"):
+        load_rows("mbpp", data_path=binary)
+    fake_gzip = tmp_path / "rows.jsonl.gz"
+    fake_gzip.write_text('{"a": 1}')
+    with pytest.raises(ValueError, match="not a UTF-8 text file"):
+        load_rows("mbpp", data_path=fake_gzip)
+
+
+def test_directory_as_data_path_is_reported_as_a_directory(tmp_path):
+    with pytest.raises(IsADirectoryError, match="is a directory.*LLM_COOP_DATA_DIR"):
+        load_rows("mbpp", data_path=tmp_path)

@@ -61,7 +61,39 @@ def test_unknown_task_id_names_examples():
         env.reset(options={"task_id": 99})
 
 
-@pytest.mark.parametrize("kwargs", [{"num_turns": 0}, {"protocol": "round-robin"}, {"feedback": "oracle"}])
+def test_misspelt_reset_option_names_the_valid_ones():
+    env = CoopEnv(SecretWordTask())
+    with pytest.raises(ValueError, match=r"\['taskid'\] \(did you mean 'taskid' -> 'task_id'\?\).*'task_id', 'index'"):
+        env.reset(options={"taskid": "toy/1"})
+    with pytest.raises(ValueError, match="'idx' -> 'index'"):
+        env.reset(options={"idx": 1})
+    with pytest.warns(UserWarning, match=r"ignores the option\(s\) \['colour'\]"):
+        env.reset(options={"colour": "red"})
+
+
+@pytest.mark.parametrize("protocol", ["parallel", "sequential"])
+def test_max_cycles_truncates_like_pettingzoo(protocol):
+    env = CoopEnv(SecretWordTask(), num_turns=5, protocol=protocol, max_cycles=3)
+    env.reset(seed=0)
+    steps = []
+    while env.agents:
+        _, _, terminations, truncations, _ = env.step({a: "wrong" for a in env.agents})
+        steps.append((any(terminations.values()), all(truncations.values())))
+    assert steps == [(False, False), (False, False), (False, True)]
+    check_env(CoopEnv(SecretWordTask(), num_turns=3, protocol=protocol, max_cycles=2))
+
+
+def test_episode_ending_before_max_cycles_is_not_truncated():
+    env = CoopEnv(SecretWordTask(), num_turns=1, max_cycles=5)
+    env.reset(options={"index": 0})
+    _, _, terminations, truncations, _ = env.step({"first": "apple", "second": "apple"})
+    assert all(terminations.values()) and not any(truncations.values()) and env.agents == []
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"num_turns": 0}, {"protocol": "round-robin"}, {"feedback": "oracle"}, {"max_cycles": 0}, {"max_cycles": "3"}],
+)
 def test_bad_options_are_rejected(kwargs):
     with pytest.raises(ValueError):
         CoopEnv(SecretWordTask(), **kwargs)

@@ -1,0 +1,1 @@
+"""Adapters to other training libraries. Each module imports its library only when used."""
