@@ -81,8 +81,8 @@ from __future__ import annotations
 from typing import Any
 
 from llm_coop_envs.core import CoopEnv
-from llm_coop_envs.writing.config import ARXIV_LEVELS
-from llm_coop_envs.writing.factory import make_writing_env
+from llm_coop_envs.writing.config import ARXIV_LEVELS, ARXIV_V1_LEVELS
+from llm_coop_envs.writing.factory import make_writing_env, warn_deprecated
 from llm_coop_envs.writing.items import arxiv_item
 from llm_coop_envs.writing.prompts import background_prompt, method_prompt
 from llm_coop_envs.writing.task import WritingSpec
@@ -96,6 +96,19 @@ SPEC = WritingSpec(
 )
 
 
+ARXIV_V0_HOLE = (
+    "arxiv_intro-v0 does not check that the texts are about their abstract (it reads the abstract only to "
+    "forbid copying): one fixed pair of fluent, generic paragraphs scores nearly full marks on every "
+    "abstract. Use arxiv_intro-v1, which adds grounding in the abstract and complementarity."
+)
+
+
+def env_v1(**kwargs: Any) -> CoopEnv:
+    """The ``arxiv_intro-v1`` environment; see the module docstring for the arguments."""
+    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, ARXIV_V1_LEVELS, **kwargs)
+
+
 def env(**kwargs: Any) -> CoopEnv:
-    """The ``arxiv_intro-v0`` environment; see the module docstring for the arguments."""
+    """The deprecated ``arxiv_intro-v0`` environment (no grounding, no complementarity); warns with the hole it has."""
+    warn_deprecated(ARXIV_V0_HOLE)
     return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, ARXIV_LEVELS, **kwargs)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from llm_coop_envs.core import CoopEnv
 from llm_coop_envs.data import load_rows, select_split
 from llm_coop_envs.writing.config import LevelConfig, RewardWeights
+from llm_coop_envs.writing.grounding import Salience
 from llm_coop_envs.writing.items import Item, check_unique_ids
 from llm_coop_envs.writing.task import RewardCallable, WritingSpec, WritingTask
 
@@ -37,4 +39,11 @@ def make_writing_env(
     items = [to_item(row, position) for position, row in enumerate(rows)]
     check_unique_ids(items)
     chosen = tuple(select_split(items, dataset, split, custom_data=data_path is not None))
-    return CoopEnv(WritingTask(spec, chosen, config, reward), **env_kwargs)
+    # Word weights come from every row of the file, so a problem scores the same in every split.
+    salience = Salience.from_sources(item.source for item in items)
+    return CoopEnv(WritingTask(spec, chosen, config, reward, salience), **env_kwargs)
+
+
+def warn_deprecated(hole: str) -> None:
+    """Warn that a ``-v0`` env is deprecated, naming the hole its reward has (shown by default)."""
+    warnings.warn(hole, FutureWarning, stacklevel=3)

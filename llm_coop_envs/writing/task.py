@@ -14,6 +14,7 @@ from typing import Any
 
 from llm_coop_envs.core import Evaluation, RewardResult
 from llm_coop_envs.writing.config import LevelConfig
+from llm_coop_envs.writing.grounding import Salience, SourceProfile
 from llm_coop_envs.writing.items import Item
 from llm_coop_envs.writing.levels import PairScore, PairTexts, score_pair
 
@@ -41,6 +42,7 @@ class WritingTask:
         items: tuple[Item, ...],
         config: LevelConfig,
         reward: str | RewardCallable = "levels",
+        salience: Salience | None = None,
     ) -> None:
         if reward != "levels" and not callable(reward):
             raise ValueError(f"reward must be 'levels' or a callable reward(replies, example), got {reward!r}.")
@@ -51,6 +53,9 @@ class WritingTask:
         self.items = items
         self.config = config
         self.reward = reward
+        self.salience = salience if salience is not None else Salience.from_sources(item.source for item in items)
+        """Word weights for grounding: from every row of the data file when built by the env factory."""
+        self._profiles: dict[int, SourceProfile] = {}
 
     def __len__(self) -> int:
         return len(self.items)
@@ -70,8 +75,19 @@ class WritingTask:
 
     def score(self, index: int, replies: Mapping[str, str]) -> PairScore:
         item = self.items[index]
-        pair = PairTexts(self.agents, (replies[self.agents[0]], replies[self.agents[1]]), item.source, self.spec.source_name)
+        texts = (replies[self.agents[0]], replies[self.agents[1]])
+        pair = PairTexts(self.agents, texts, item.source, self.spec.source_name, self.profile(index))
         return score_pair(pair, self.config, item.reference if self.spec.uses_reference else None)
+
+    def profile(self, index: int) -> SourceProfile:
+        """The source's weighted content words (built once per problem)."""
+        if index not in self._profiles:
+            self._profiles[index] = SourceProfile.build(self.items[index].source, self.salience)
+        return self._profiles[index]
+
+    def component_names(self) -> tuple[str, ...]:
+        """The reward components of this task, in order (``rouge`` only when a reference is scored)."""
+        return self.config.level_names() + ("rouge",) * self.spec.uses_reference
 
     def level_reward(self, score: PairScore) -> RewardResult:
         weights = self.config.weights
@@ -81,8 +97,7 @@ class WritingTask:
         return RewardResult.from_components(components)
 
     def max_reward(self) -> float:
-        weights = self.config.weights
-        return weights.structure + weights.style + weights.coherence + (weights.rouge if self.spec.uses_reference else 0.0)
+        return sum(getattr(self.config.weights, name) for name in self.component_names())
 
     def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
         score = self.score(index, replies)

@@ -84,8 +84,8 @@ from __future__ import annotations
 from typing import Any
 
 from llm_coop_envs.core import CoopEnv
-from llm_coop_envs.writing.config import TLDR_LEVELS
-from llm_coop_envs.writing.factory import make_writing_env
+from llm_coop_envs.writing.config import TLDR_LEVELS, TLDR_V1_LEVELS
+from llm_coop_envs.writing.factory import make_writing_env, warn_deprecated
 from llm_coop_envs.writing.items import tldr_item
 from llm_coop_envs.writing.prompts import detail_prompt, tldr_prompt
 from llm_coop_envs.writing.task import WritingSpec
@@ -99,6 +99,19 @@ SPEC = WritingSpec(
 )
 
 
+TLDR_V0_HOLE = (
+    "tldr-v0 does not check that the texts are about their post (only ROUGE of the TL;DR looks at it): "
+    "a generic pair about no post in particular, or a good pair written for another post, keeps most of "
+    "the reward. Use tldr-v1, which adds grounding in the post and complementarity."
+)
+
+
+def env_v1(**kwargs: Any) -> CoopEnv:
+    """The ``tldr-v1`` environment; see the module docstring for the arguments."""
+    return make_writing_env(SPEC, "tldr", tldr_item, TLDR_V1_LEVELS, **kwargs)
+
+
 def env(**kwargs: Any) -> CoopEnv:
-    """The ``tldr-v0`` environment; see the module docstring for the arguments."""
+    """The deprecated ``tldr-v0`` environment (no grounding, no complementarity); warns with the hole it has."""
+    warn_deprecated(TLDR_V0_HOLE)
     return make_writing_env(SPEC, "tldr", tldr_item, TLDR_LEVELS, **kwargs)
