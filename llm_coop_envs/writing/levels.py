@@ -52,6 +52,11 @@ class PairScore:
         return {name: reached.get(name, 0.0) for name in self.names}
 
     @property
+    def gates_passed(self) -> bool:
+        """The structure gates passed (a failed gate is the only way to a structure score of 0)."""
+        return not (self.levels[0].name == "structure" and self.levels[0].score == 0.0 and not self.levels[0].passed)
+
+    @property
     def solved(self) -> bool:
         """Every level reached and at full credit."""
         return len(self.levels) == len(self.names) and all(o.passed and o.score == 1.0 for o in self.levels)
