@@ -15,9 +15,11 @@ in [0, 1]; the reward components are these scores times the configured weights.
    category_scores[number of distinct categories, capped] × density_band(matches per word); no
    transition, or a density above the band, fails the level.
 
-From ``-v1`` on the structure gates also reject keyword lists (too few function words), and two
-levels about the source run between structure and style (:mod:`.source_levels`): grounding, then
-complementarity.
+From ``-v1`` on the structure gates also reject keyword lists (too few function words) and copies
+with words left out (in-order share), and two levels about the source run between structure and
+style (:mod:`.source_levels`): grounding, then complementarity. The levels after grounding are
+multiplied by the grounding score: fluent, well-divided text earns only as much as it is about
+its source.
 """
 
 from __future__ import annotations
@@ -94,10 +96,19 @@ def score_pair(pair: PairTexts, config: LevelConfig, reference: str | None = Non
         "coherence": lambda: _coherence(tokens, config, metrics),
     }
     levels = [_length_ratio(pair, tokens, config, metrics)]
+    grounded = 1.0
     for name in names[1:]:
         if not levels[-1].passed:
             break
-        levels.append(later[name]())
+        outcome = later[name]()
+        if grounded < 1.0:
+            # Well-linked, well-divided text earns only as much as it is about its source.
+            outcome = dataclasses.replace(
+                outcome, score=outcome.score * grounded, message=f"{outcome.message} (× grounding {grounded:.2f})"
+            )
+        if name == "grounding":
+            grounded = outcome.score
+        levels.append(outcome)
     return PairScore(tuple(levels), rouge, metrics, names)
 
 
