@@ -78,6 +78,8 @@ def model_pairs(task, args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     indices = list(range(min(args.posts, len(task))))
     replies: dict[str, list[str]] = {}
     for agent in task.agents:
+        # the TL;DR is short: half the token budget of the detailed summary
+        budget = args.max_new_tokens if agent == task.agents[1] else max(16, args.max_new_tokens // 2)
         prompts = [
             tokenizer.apply_chat_template([{"role": "user", "content": task.prompt(i, agent)}], tokenize=False, add_generation_prompt=True)
             for i in indices
@@ -87,7 +89,7 @@ def model_pairs(task, args: argparse.Namespace) -> Iterator[dict[str, Any]]:
         with torch.no_grad():
             out = model.generate(
                 **batch, do_sample=True, temperature=args.temperature, top_p=0.95,
-                max_new_tokens=args.max_new_tokens, pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+                max_new_tokens=budget, pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
             )
         replies[agent] = tokenizer.batch_decode(out[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
     for k, (first, second) in enumerate(zip(replies[task.agents[0]], replies[task.agents[1]])):
@@ -145,7 +147,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default="default")
     parser.add_argument("--posts", type=int, default=16)
     parser.add_argument("--samples", type=int, default=2, help="sampled pairs per post")
-    parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--max-new-tokens", type=int, default=96, help="for the detail; the tldr gets half")
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--judge-url")
