@@ -36,3 +36,20 @@ def test_built_pairs_report_and_saved_file(data_dir, tmp_path, capsys):
     main(["--pairs", str(saved)])
     again = capsys.readouterr().out
     assert report.split("\n", 1)[1] == again.split("\n", 1)[1]
+
+
+@pytest.mark.slow
+def test_sampled_pairs_from_a_tiny_local_model(data_dir, tmp_path, capsys):
+    pytest.importorskip("torch")
+    from tests.trainers.conftest import build_model, build_tokenizer
+
+    tokenizer = build_tokenizer()
+    folder = tmp_path / "tiny-model"
+    build_model(tokenizer).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    saved = tmp_path / "sampled.jsonl"
+    main(["--pairs", "model", "--model", str(folder), "--posts", "2", "--samples", "2", "--max-new-tokens", "8", "--save", str(saved)])
+    assert "4 pairs on tldr-v1 (model)" in capsys.readouterr().out
+    rows = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert [r["label"].endswith(("sample 0", "sample 1")) for r in rows] == [True] * 4
+    assert len({r["task_id"] for r in rows}) == 2
