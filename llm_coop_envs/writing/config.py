@@ -1,7 +1,8 @@
 """Reward configuration of the writing envs: level thresholds and component weights.
 
-The defaults (:data:`TLDR_LEVELS`, :data:`ARXIV_LEVELS`) are the numbers documented on each env's
-page; changing them changes the reward, so an env made with other numbers is a different env.
+The defaults (:data:`TLDR_V1_LEVELS`, :data:`ARXIV_V1_LEVELS`; the deprecated ``-v0`` ones are
+:data:`TLDR_LEVELS`, :data:`ARXIV_LEVELS`) are the numbers documented on each env's page; changing
+them changes the reward, so an env made with other numbers is a different env.
 """
 
 from __future__ import annotations
@@ -64,7 +65,11 @@ def _word_bounds(name: str, bounds: Any) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class LevelConfig:
-    """The thresholds of the gated levels (structure → style → coherence) and the component weights."""
+    """The thresholds of the gated levels and the component weights.
+
+    ``-v0`` configs run structure → style → coherence; ``-v1`` configs (with ``on_source`` and
+    ``complementarity`` set) run structure → grounding → complementarity → style → coherence.
+    """
 
     first_words: tuple[int, int]
     """Accepted word count of the first role's text (``tldr`` / ``background``)."""

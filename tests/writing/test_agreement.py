@@ -53,3 +53,17 @@ def test_sampled_pairs_from_a_tiny_local_model(data_dir, tmp_path, capsys):
     rows = [json.loads(line) for line in saved.read_text().splitlines()]
     assert [r["label"].endswith(("sample 0", "sample 1")) for r in rows] == [True] * 4
     assert len({r["task_id"] for r in rows}) == 2
+
+
+def test_judge_against_the_rest_with_a_local_stand_in(data_dir, capsys):
+    from tests.multiturn.reviewer_server import completion, reviewer_server
+
+    def grade_by_connectives(request, stop):
+        text = request["messages"][-1]["content"]
+        grade = 5 if "However" in text else 2
+        return completion(json.dumps({"structure": grade, "style": grade, "coherence": 3}))(request, stop)
+
+    with reviewer_server(grade_by_connectives) as server:
+        main(["--pairs", "built", "--judge-url", server.url, "--judge-model", "stand-in"])
+    report = capsys.readouterr().out
+    assert "| judge vs the rest of the reward (" in report and "| judge vs ROUGE-L |" in report
