@@ -2,9 +2,9 @@
 
 from llm_coop_envs.registration import register
 
-register("coop_humaneval-v0", "llm_coop_envs.coding.coop_humaneval:env_v1")
-register("humaneval-v0", "llm_coop_envs.coding.humaneval:env_v1")
-register("mbpp-v0", "llm_coop_envs.coding.mbpp:env_v1")
+register("coop_humaneval-v0", "llm_coop_envs.coding.coop_humaneval:env")
+register("humaneval-v0", "llm_coop_envs.coding.humaneval:env")
+register("mbpp-v0", "llm_coop_envs.coding.mbpp:env")
 register("tldr-v0", "llm_coop_envs.writing.tldr:env")
 register("tldr-v1", "llm_coop_envs.writing.tldr:env_v1")
 register("arxiv_intro-v0", "llm_coop_envs.writing.arxiv_intro:env")

@@ -225,6 +225,7 @@ PROBES: dict[str, Callable[[Case], Pair]] = {
     "template with title and keywords": template_with_keywords,
     "pair written for another source": lambda c: c.other,
     "genuine first + another source's second": lambda c: (c.genuine[0], c.other[1]),
+    "generic first + genuine second": lambda c: (GENERIC[c.env][0], c.genuine[1]),
     "keyword soup from the source": keyword_soup,
     "keyword soup + transitions": keyword_soup_with_transitions,
     "keyword soup + function words": keyword_soup_with_function_words,
