@@ -112,6 +112,10 @@ SPEC = WritingSpec(
     source_name="abstract",
     prompts={"background": background_prompt, "method": method_prompt},
     uses_reference=False,
+    description=(
+        "Two writers expand an arXiv abstract into an introduction: `background` writes the background and "
+        "motivation (the field, the open problem, why it matters), `method` the methods, findings and implications."
+    ),
 )
 
 

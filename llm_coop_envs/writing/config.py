@@ -171,19 +171,15 @@ ARXIV_LEVELS = LevelConfig(
 )
 """``arxiv_intro-v0``: both parts 80–300 words and of similar length (0.8–1.25×)."""
 
-# -v1: the levels of -v0 plus two copy/prose gates, grounding in the source and complementarity
-# from the source. The distributions behind each number are in docs/envs/writing.md ("How the
-# -v1 thresholds were chosen"); `benchmarks/writing_thresholds.py` measures them again.
+# -v1: the levels of -v0 plus the function-word and in-order copy gates, grounding in the source
+# and complementarity from the source. Why each number: docs/envs/writing.md ("How the -v1
+# thresholds were chosen"), from the distributions `benchmarks/writing_thresholds.py` prints.
 TLDR_V1_LEVELS = dataclasses.replace(
     TLDR_LEVELS,
-    # Authors' TL;DRs: function words are >= 30 % of the words in 99 % of them; keyword lists ~0 %.
     min_function_word_share=0.2,
-    # Authors' TL;DRs: in-order share <= 0.77 in 99 %, one of 500 at 0.91; a copy with words left out: 1.0.
     max_in_order_share=0.85,
-    # Authors' TL;DRs alone: on-source share p5 0.21 on their own post, p95 0.25 on another post.
     on_source=Band(0.15, 0.40, 1.0, 1.0),
-    # The TL;DR on its own is judged by ROUGE (authors' TL;DRs can be vague: 1 % of them have an
-    # on-source share below 0.10), so only the detailed summary has a floor.
+    # No floor for the TL;DR on its own: ROUGE judges it, and authors' TL;DRs can be vague.
     min_text_on_source=(0.0, 0.30),
     coverage=Band(0.05, 0.15, 1.0, 1.0),
     complementarity=Band(0.15, 0.40, 1.0, 1.0),
@@ -193,7 +189,6 @@ TLDR_V1_LEVELS = dataclasses.replace(
 
 ARXIV_V1_LEVELS = dataclasses.replace(
     ARXIV_LEVELS,
-    # Abstract halves: function words >= 26 % of the words in 99 % of them.
     min_function_word_share=0.2,
     max_in_order_share=0.85,
     on_source=Band(0.12, 0.25, 1.0, 1.0),

@@ -115,6 +115,7 @@ class WritingJudge:
         raise TypeError(f"judge must be None, a dict of JudgeConfig options or a WritingJudge, got {type(value).__name__}.")
 
     def grade(self, task: str, roles: tuple[str, str], texts: tuple[str, str], source: str) -> Grades:
+        """Grades of ``texts`` (by ``roles``) written from ``source``; ``task`` says what each role writes."""
         payload = self._payload(task, roles, texts, source)
         key = hashlib.sha256(json.dumps([RUBRIC_VERSION, payload], sort_keys=True).encode("utf-8")).hexdigest()
         with self._lock:

@@ -32,6 +32,8 @@ class WritingSpec:
     prompts: Mapping[str, Callable[[Item, LevelConfig], str]]
     uses_reference: bool
     """Score ROUGE of the first role's text against the item's reference (TL;DR)."""
+    description: str = ""
+    """What each role writes, in one sentence (shown to the judge)."""
 
 
 class WritingTask:
@@ -107,7 +109,7 @@ class WritingTask:
         if self.judge is None or not score.gates_passed:
             return None
         texts = (replies[self.agents[0]], replies[self.agents[1]])
-        return self.judge.grade(self.spec.name, self.agents, texts, self.items[index].source)
+        return self.judge.grade(self.spec.description or self.spec.name, self.agents, texts, self.items[index].source)
 
     def max_reward(self) -> float:
         return sum(getattr(self.config.weights, name) for name in self.component_names())

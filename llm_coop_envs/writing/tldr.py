@@ -122,6 +122,10 @@ SPEC = WritingSpec(
     source_name="post",
     prompts={"tldr": tldr_prompt, "detail": detail_prompt},
     uses_reference=True,
+    description=(
+        "Two writers summarise a Reddit post: `tldr` writes a concise summary of one or a few sentences, "
+        "`detail` a longer summary that adds the details, reasons and context the short one leaves out."
+    ),
 )
 
 

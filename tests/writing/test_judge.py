@@ -42,6 +42,7 @@ def test_grades_become_the_judge_component_and_the_request_shows_source_and_text
     assert request["path"] == "/v1/chat/completions" and request["model"] == "judge-model"
     prompt = request["messages"][-1]["content"]
     assert task.items[index].source[:200] in prompt and replies["detail"] in prompt and replies["tldr"] in prompt
+    assert "adds the details, reasons and context" in prompt
     assert "Judge grades (0-1): structure 1.00, style 0.75, coherence 0.50." in evaluation.feedback["detail"]
 
 
