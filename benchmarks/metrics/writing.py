@@ -51,3 +51,29 @@ def writing_metrics(replies: Mapping[str, str], roles: Sequence[str], reference:
         joint = "\n\n".join(replies.get(role, "") for role in roles)
         metrics |= {f"{name}": value for name, value in rouge(joint, reference).items()}
     return metrics
+
+
+def ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties sharing the mean of their positions."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for k in range(start, end + 1):
+            out[order[k]] = (start + end) / 2 + 1
+        start = end + 1
+    return out
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (Pearson on tie-averaged ranks); None when either side is constant."""
+    if len(x) != len(y) or len(x) < 2:
+        raise ValueError(f"spearman needs two sequences of the same length >= 2, got {len(x)} and {len(y)}.")
+    rx, ry = ranks(x), ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx, syy = sum((a - mx) ** 2 for a in rx), sum((b - my) ** 2 for b in ry)
+    return sxy / (sxx * syy) ** 0.5 if sxx and syy else None

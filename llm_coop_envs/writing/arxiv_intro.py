@@ -1,4 +1,4 @@
-"""# arXiv introduction (`arxiv_intro-v0`)
+"""# arXiv introduction (`arxiv_intro-v1`)
 
 Two writers expand one arXiv abstract into an introduction: `background` writes the background
 and motivation paragraph(s), `method` writes the methods and implications part. Both see the
@@ -6,7 +6,7 @@ abstract; neither sees the other's text in the first turn.
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("arxiv_intro-v0", split="train")  # 0704.0460 is a training problem
+env = llm_coop_envs.make("arxiv_intro-v1", split="train")  # 0704.0460 is a training problem
 observations, infos = env.reset(seed=0, options={"task_id": "0704.0460"})
 observations, rewards, terminations, truncations, infos = env.step({"background": "...", "method": "..."})
 ```
@@ -16,42 +16,54 @@ observations, rewards, terminations, truncations, infos = env.step({"background"
 | Agents | `background`, `method` (in this order in the sequential protocol) |
 | Observation space | `UnicodeText`: the prompt (title and abstract), later turns add the agent's previous reply and feedback |
 | Action space | `UnicodeText`: any string (capped at `max_reply_chars`) |
-| Reward | joint, the same for both agents; levels below, maximum 3.0 |
+| Reward | joint, the same for both agents; levels below, maximum 5.0 (6.0 with a judge) |
 | Data | `OpenMLRL/arXiv_abstract` on the Hub (`article_id`, `abstract_text`), offline `arxiv_abstracts.jsonl` (1,132 abstracts with `id`, `title`, `abstract`) |
 | Problem ids | the arXiv id (`0704.0460`); rows without an id: `arxiv/<row position>` |
 
 ## Reward (`reward="levels"`)
 
-Words are `\\w+` tokens, lower-cased. The levels run in order and **a failed level stops the
-scoring** (later levels score 0). Each level scores in [0, 1] and is multiplied by its weight
-(`reward_weights`, default 1.0 each); the total is the sum of the three components, which
-`infos[agent]["reward_components"]` lists as `structure`, `style`, `coherence`.
+Words are `\\w+` tokens, lower-cased; content words are Porter stems without stopwords and numbers.
+The levels run in order and **a failed level stops the scoring** (later levels score 0). Each
+level scores in [0, 1] and is multiplied by its weight (`reward_weights`, default 1.0 each); the
+total is the sum of the components, which `infos[agent]["reward_components"]` lists as
+`structure`, `grounding`, `complementarity`, `style`, `coherence` (and `judge`).
 
 1. **structure** (gates, then the length ratio)
     - gates, any failing gives 0 for every component: each text has 80–300 words; in each text at
-      least 30 % of the words are distinct (else it is degenerate); at most 50 % of each text's
-      word 4-grams occur in the abstract (else it is copied);
+      least 30 % of the words are distinct (else it is degenerate); in each text at least 20 % of
+      the words are function words (else it is a keyword list); at most 50 % of each text's word
+      4-grams occur in the abstract, and at most 85 % of its words appear in the abstract in the
+      same order (else it is copied, also with words left out);
     - ratio r = words(`method`) / words(`background`): structure = 0.5 + 0.5 × band(r) with full
       credit for 0.8 ≤ r ≤ 1.25 (similar length), linear ramps to 0 at r = 0.5 and r = 2.0;
       outside 0.5–2.0 structure is 0.5 and scoring stops.
-2. **style consistency**: Jaccard similarity J of the two texts' content words (Porter stems,
-   stopwords and numbers removed): style = 1 for 0.08 ≤ J ≤ 0.35, linear ramps to 0 at J = 0.03
-   and J = 0.60; outside 0.03–0.60 style is 0 and scoring stops (below: the parts do not fit
-   together; above: they repeat each other). For scale: the two halves of a real abstract have
-   J ≥ 0.065 in 95 % of the dataset, halves of two different abstracts J < 0.03 in 75 %.
-3. **coherence**: transition phrases (e.g. *however*, *as a result*, *for example*; ten categories)
+2. **grounding** (about this abstract): the on-source share s of the two texts together (the share
+   of their content words found in the abstract, each weighted by its inverse document frequency
+   over the data file) and the coverage c (the weighted share of the abstract's content words the
+   texts mention). grounding = band(s) × band(c), full credit for s ≥ 0.25 (ramp to 0 at 0.12) and
+   c ≥ 0.30 (ramp to 0 at 0.10); on its own the `background` text needs s ≥ 0.10 and the `method`
+   text s ≥ 0.20. Zero credit fails. **The levels after grounding are multiplied by its score.**
+3. **complementarity** (from the abstract): g = s(`method`) − s(`background`): the methods part
+   reports what the abstract says, the background brings the context the abstract leaves out.
+   Full credit for g ≥ 0.10, ramp to 0 at g = 0; zero or negative (e.g. swapped roles) fails.
+4. **style consistency**: Jaccard similarity J of the two texts' content words: style = 1 for
+   0.08 ≤ J ≤ 0.35, linear ramps to 0 at J = 0.03 and J = 0.60; outside 0.03–0.60 style is 0 and
+   scoring stops (below: the parts do not fit together; above: they repeat each other).
+5. **coherence**: transition phrases (e.g. *however*, *as a result*, *for example*; ten categories)
    in the joint text, matched as whole words, longest phrase first. Credit by the number of
    distinct categories: 0 → 0 (fails), 1 → 0.5, 2 → 0.8, 3 or more → 1.0; times a density factor
    on matches per word: 1 up to 0.08, linear to 0 at 0.20; above 0.20 the level fails (spam).
+6. **judge** (optional, off by default): as for [`tldr-v1`](tldr.md): `judge={"base_url": ...,
+   "model": ...}` grades the pair on the three criteria through any OpenAI-compatible endpoint.
 
-`solved` (which ends a multi-turn episode early when `stop_when_solved`) means all three levels
-at full credit. `infos[agent]["feedback"]` (passed on to the next turn by the default `"tests"`
-feedback) names the failed level and the numbers: word counts, ratio, overlap, transitions found
-and density. `infos[agent]["details"]` holds the raw measurements.
+`solved` (which ends a multi-turn episode early when `stop_when_solved`) means levels 1–5 at
+full credit. `infos[agent]["feedback"]` (passed on to the next turn by the default `"tests"`
+feedback) names the failed level and the numbers. `infos[agent]["details"]` holds the raw
+measurements.
 
-Reward hacks and what they get (kept as tests): empty replies, one word repeated, the abstract
-copied back → 0; the same text twice → 1.0; transition spam → fails coherence. Genuine pairs
-written for the tests score 3.0.
+Reward hacks and what they get are kept as tests on 10 abstracts (`tests/writing/test_probes.py`);
+the table is on the [writing page](writing.md#reward-hacking-probes). Genuine pairs written for
+the tests score 5.0; a generic template pair 1.0.
 
 ## Arguments
 
@@ -60,8 +72,9 @@ written for the tests score 3.0.
 | `split` | `"train"` | `"train"` (rows 0–905), `"test"` (rows 906–1131) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows with `abstract_text` (or `abstract`), optional `article_id` (or `id`) and `title` |
 | `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source` (the abstract), `title`, `subreddit` (empty), `reference` (None) |
-| `reward_config` | `ARXIV_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
+| `reward_config` | `ARXIV_V1_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"coherence": 0.5}` |
+| `judge` | `None` | a dict of `JudgeConfig` options or a `WritingJudge` (see `tldr-v1`) |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |
 
 With a custom reward, `solved`, feedback and `details` still come from the levels
@@ -69,11 +82,17 @@ With a custom reward, `solved`, feedback and `details` still come from the level
 
 ## Version history
 
-- v0: first version. Follows the MAGRPO paper's gated levels and fixes its weaknesses: the
-  paper's length-ratio band (documented as 1.0–1.3, coded as 1.3–1.6) is replaced by a symmetric
-  "similar length" band in words; transitions are matched as whole words, without ambiguous
-  words ("as", "if", "so", "then"); vocabulary overlap is scored in a band, so repetition is
-  penalised; degenerate and copied texts fail; parts of 80–300 words (the paper: 128–256).
+- v1: adds what v0 lacked, a check that the texts are about their own abstract: the function-word
+  and in-order copy gates, grounding (which also scales the later levels) and complementarity
+  scored from the abstract. Maximum 5.0. Made by `llm_coop_envs.writing.arxiv_intro.env_v1`.
+- v0 (deprecated; `make("arxiv_intro-v0")` warns): levels structure, style, coherence, maximum
+  3.0. Its hole: the abstract is read only to forbid copying, so one fixed pair of fluent, generic
+  paragraphs scores about 2.3–2.9 of 3.0 on every abstract, and a good pair written for another
+  abstract scores the full 3.0. It followed the MAGRPO paper's gated levels and fixed its
+  weaknesses: the paper's length-ratio band (documented as 1.0–1.3, coded as 1.3–1.6) is replaced
+  by a symmetric "similar length" band in words; transitions are matched as whole words, without
+  ambiguous words ("as", "if", "so", "then"); vocabulary overlap is scored in a band, so repetition
+  is penalised; degenerate and copied texts fail; parts of 80–300 words (the paper: 128–256).
 """
 
 from __future__ import annotations
@@ -81,8 +100,8 @@ from __future__ import annotations
 from typing import Any
 
 from llm_coop_envs.core import CoopEnv
-from llm_coop_envs.writing.config import ARXIV_LEVELS
-from llm_coop_envs.writing.factory import make_writing_env
+from llm_coop_envs.writing.config import ARXIV_LEVELS, ARXIV_V1_LEVELS
+from llm_coop_envs.writing.factory import make_writing_env, warn_deprecated
 from llm_coop_envs.writing.items import arxiv_item
 from llm_coop_envs.writing.prompts import background_prompt, method_prompt
 from llm_coop_envs.writing.task import WritingSpec
@@ -93,9 +112,26 @@ SPEC = WritingSpec(
     source_name="abstract",
     prompts={"background": background_prompt, "method": method_prompt},
     uses_reference=False,
+    description=(
+        "Two writers expand an arXiv abstract into an introduction: `background` writes the background and "
+        "motivation (the field, the open problem, why it matters), `method` the methods, findings and implications."
+    ),
 )
 
 
+ARXIV_V0_HOLE = (
+    "arxiv_intro-v0 does not check that the texts are about their abstract (it reads the abstract only to "
+    "forbid copying): one fixed pair of fluent, generic paragraphs scores nearly full marks on every "
+    "abstract. Use arxiv_intro-v1, which adds grounding in the abstract and complementarity."
+)
+
+
+def env_v1(**kwargs: Any) -> CoopEnv:
+    """The ``arxiv_intro-v1`` environment; see the module docstring for the arguments."""
+    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, ARXIV_V1_LEVELS, **kwargs)
+
+
 def env(**kwargs: Any) -> CoopEnv:
-    """The ``arxiv_intro-v0`` environment; see the module docstring for the arguments."""
+    """The deprecated ``arxiv_intro-v0`` environment (no grounding, no complementarity); warns with the hole it has."""
+    warn_deprecated(ARXIV_V0_HOLE)
     return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, ARXIV_LEVELS, **kwargs)

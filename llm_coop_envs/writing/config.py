@@ -1,7 +1,8 @@
 """Reward configuration of the writing envs: level thresholds and component weights.
 
-The defaults (:data:`TLDR_LEVELS`, :data:`ARXIV_LEVELS`) are the numbers documented on each env's
-page; changing them changes the reward, so an env made with other numbers is a different env.
+The defaults (:data:`TLDR_V1_LEVELS`, :data:`ARXIV_V1_LEVELS`; the deprecated ``-v0`` ones are
+:data:`TLDR_LEVELS`, :data:`ARXIV_LEVELS`) are the numbers documented on each env's page; changing
+them changes the reward, so an env made with other numbers is a different env.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from llm_coop_envs.writing.bands import Band
 
-COMPONENTS = ("structure", "style", "coherence", "rouge")
+COMPONENTS = ("structure", "style", "coherence", "rouge", "grounding", "complementarity", "judge")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,7 +25,13 @@ class RewardWeights:
     style: float = 1.0
     coherence: float = 1.0
     rouge: float = 1.0
-    """Used by ``tldr-v0`` only (ROUGE of the short summary against the author's TL;DR)."""
+    """Used by ``tldr`` only (ROUGE of the short summary against the author's TL;DR)."""
+    grounding: float = 1.0
+    """Used from ``-v1`` on: the texts are about their own source."""
+    complementarity: float = 1.0
+    """Used from ``-v1`` on: each text covers its own part of the source."""
+    judge: float = 1.0
+    """Used only when a judge endpoint is configured (``judge=``): the judge's mean grade."""
 
     def __post_init__(self) -> None:
         for name in COMPONENTS:
@@ -58,7 +65,11 @@ def _word_bounds(name: str, bounds: Any) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class LevelConfig:
-    """The thresholds of the gated levels (structure → style → coherence) and the component weights."""
+    """The thresholds of the gated levels and the component weights.
+
+    ``-v0`` configs run structure → style → coherence; ``-v1`` configs (with ``on_source`` and
+    ``complementarity`` set) run structure → grounding → complementarity → style → coherence.
+    """
 
     first_words: tuple[int, int]
     """Accepted word count of the first role's text (``tldr`` / ``background``)."""
@@ -79,6 +90,25 @@ class LevelConfig:
     max_copied_fraction: float = 0.5
     """A text with more than this share of its word n-grams found in the source is a copy (fails structure)."""
     weights: RewardWeights = RewardWeights()
+    min_function_word_share: float = 0.0
+    """A text whose stopwords are fewer than this share of its words is a keyword list, not prose
+    (fails structure); 0.0 disables the gate (``-v0``)."""
+    max_in_order_share: float = 1.0
+    """A text more than this share of whose words appear in the source in the same order (longest
+    common subsequence) is a copy with words left out (fails structure); 1.0 disables it (``-v0``)."""
+    on_source: Band | None = None
+    """Grounding: IDF-weighted share of the pair's content words found in the source. None: no
+    grounding level (``-v0``)."""
+    min_text_on_source: tuple[float, float] = (0.0, 0.0)
+    """Grounding: the first and the second text on their own need at least these on-source shares
+    (else that text is about something else and the level fails)."""
+    coverage: Band | None = None
+    """Grounding: IDF-weighted share of the source's content words the two texts mention together."""
+    complementarity: Band | None = None
+    """Complementarity from the source, by ``complementarity_measure``: ``added`` is the share of the
+    second text's source content that the first text lacks; ``share_gap`` is the on-source share of
+    the second text minus that of the first. None: no complementarity level (``-v0``)."""
+    complementarity_measure: str = "added"
 
     def __post_init__(self) -> None:
         _word_bounds("first_words", self.first_words)
@@ -95,8 +125,26 @@ class LevelConfig:
             raise ValueError(f"copy_ngram must be a positive int, got {self.copy_ngram!r}.")
         if not 0.0 <= self.max_copied_fraction <= 1.0:
             raise ValueError(f"max_copied_fraction must be within [0, 1] (1.0 disables the copy check), got {self.max_copied_fraction!r}.")
+        for name in ("min_function_word_share", "max_in_order_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be within [0, 1], got {getattr(self, name)!r}.")
+        floors = self.min_text_on_source
+        if not (isinstance(floors, tuple) and len(floors) == 2 and all(0.0 <= f <= 1.0 for f in floors)):
+            raise ValueError(f"min_text_on_source must be a (first, second) tuple of shares in [0, 1], got {floors!r}.")
+        if (self.on_source is None) != (self.coverage is None):
+            raise ValueError("on_source and coverage are the two halves of the grounding level: set both or neither.")
+        for name in ("on_source", "coverage", "complementarity"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), Band):
+                raise TypeError(f"LevelConfig.{name} must be a Band(low, ideal_low, ideal_high, high) or None.")
+        if self.complementarity_measure not in ("added", "share_gap"):
+            raise ValueError(f"complementarity_measure must be 'added' or 'share_gap', got {self.complementarity_measure!r}.")
         if not isinstance(self.weights, RewardWeights):
             raise TypeError("LevelConfig.weights must be a RewardWeights; use RewardWeights.coerce({...}).")
+
+    def level_names(self) -> tuple[str, ...]:
+        """The gated levels in scoring order; ``-v0`` configs have no grounding or complementarity."""
+        source_levels = ("grounding",) * (self.on_source is not None) + ("complementarity",) * (self.complementarity is not None)
+        return ("structure", *source_levels, "style", "coherence")
 
     def with_weights(self, weights: RewardWeights | Mapping[str, float]) -> LevelConfig:
         return dataclasses.replace(self, weights=RewardWeights.coerce(weights))
@@ -122,3 +170,31 @@ ARXIV_LEVELS = LevelConfig(
     overlap=Band(0.03, 0.08, 0.35, 0.60),
 )
 """``arxiv_intro-v0``: both parts 80–300 words and of similar length (0.8–1.25×)."""
+
+# -v1: the levels of -v0 plus the function-word and in-order copy gates, grounding in the source
+# and complementarity from the source. Why each number: docs/envs/writing.md ("How the -v1
+# thresholds were chosen"), from the distributions `benchmarks/writing_thresholds.py` prints.
+TLDR_V1_LEVELS = dataclasses.replace(
+    TLDR_LEVELS,
+    min_function_word_share=0.2,
+    max_in_order_share=0.85,
+    on_source=Band(0.15, 0.40, 1.0, 1.0),
+    # No floor for the TL;DR on its own: ROUGE judges it, and authors' TL;DRs can be vague.
+    min_text_on_source=(0.0, 0.30),
+    coverage=Band(0.05, 0.15, 1.0, 1.0),
+    complementarity=Band(0.15, 0.40, 1.0, 1.0),
+    complementarity_measure="added",
+)
+"""``tldr-v1``: ``tldr-v0`` plus the gates, grounding and complementarity (``added``)."""
+
+ARXIV_V1_LEVELS = dataclasses.replace(
+    ARXIV_LEVELS,
+    min_function_word_share=0.2,
+    max_in_order_share=0.85,
+    on_source=Band(0.12, 0.25, 1.0, 1.0),
+    min_text_on_source=(0.10, 0.20),
+    coverage=Band(0.10, 0.30, 1.0, 1.0),
+    complementarity=Band(0.0, 0.10, 1.0, 1.0),
+    complementarity_measure="share_gap",
+)
+"""``arxiv_intro-v1``: ``arxiv_intro-v0`` plus the gates, grounding and complementarity (``share_gap``)."""

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from llm_coop_envs.core import CoopEnv
 from llm_coop_envs.data import load_rows, select_split
 from llm_coop_envs.writing.config import LevelConfig, RewardWeights
+from llm_coop_envs.writing.grounding import Salience
 from llm_coop_envs.writing.items import Item, check_unique_ids
+from llm_coop_envs.writing.judge import JudgeConfig, WritingJudge
 from llm_coop_envs.writing.task import RewardCallable, WritingSpec, WritingTask
 
 
@@ -24,9 +27,14 @@ def make_writing_env(
     reward: str | RewardCallable = "levels",
     reward_config: LevelConfig | None = None,
     reward_weights: RewardWeights | Mapping[str, float] | None = None,
+    judge: WritingJudge | JudgeConfig | Mapping[str, Any] | None = None,
     **env_kwargs: Any,
 ) -> CoopEnv:
-    """The env over ``split`` of ``dataset`` (or of the user's ``data_path`` file); other kwargs go to CoopEnv."""
+    """The env over ``split`` of ``dataset`` (or of the user's ``data_path`` file); other kwargs go to CoopEnv.
+
+    ``judge`` (off by default) adds the judge level: a dict of :class:`JudgeConfig` options such as
+    ``{"base_url": "http://127.0.0.1:8000/v1", "model": "..."}``, a JudgeConfig or a WritingJudge.
+    """
     config = reward_config if reward_config is not None else default_levels
     if not isinstance(config, LevelConfig):
         raise TypeError(f"reward_config must be a LevelConfig, got {type(config).__name__}.")
@@ -37,4 +45,12 @@ def make_writing_env(
     items = [to_item(row, position) for position, row in enumerate(rows)]
     check_unique_ids(items)
     chosen = tuple(select_split(items, dataset, split, custom_data=data_path is not None))
-    return CoopEnv(WritingTask(spec, chosen, config, reward), **env_kwargs)
+    # Word weights come from every row of the file, so a problem scores the same in every split.
+    salience = Salience.from_sources(item.source for item in items)
+    task = WritingTask(spec, chosen, config, reward, salience, WritingJudge.coerce(judge))
+    return CoopEnv(task, **env_kwargs)
+
+
+def warn_deprecated(hole: str) -> None:
+    """Warn that a ``-v0`` env is deprecated, naming the hole its reward has (shown by default)."""
+    warnings.warn(hole, FutureWarning, stacklevel=3)

@@ -14,6 +14,12 @@ in [0, 1]; the reward components are these scores times the configured weights.
 3. **coherence**: transition phrases (whole-word matches) in the joint text. coherence =
    category_scores[number of distinct categories, capped] × density_band(matches per word); no
    transition, or a density above the band, fails the level.
+
+From ``-v1`` on the structure gates also reject keyword lists (too few function words) and copies
+with words left out (in-order share), and two levels about the source run between structure and
+style (:mod:`.source_levels`): grounding, then complementarity. The levels after grounding are
+multiplied by the grounding score: fluent, well-divided text earns only as much as it is about
+its source.
 """
 
 from __future__ import annotations
@@ -23,20 +29,13 @@ from typing import Any
 
 from llm_coop_envs.writing import text_metrics as tm
 from llm_coop_envs.writing.config import LevelConfig
+from llm_coop_envs.writing.grounding import SourceProfile, function_word_share, in_order_share
+from llm_coop_envs.writing.outcome import LevelOutcome
 from llm_coop_envs.writing.rouge import rouge_mean
+from llm_coop_envs.writing.source_levels import complementarity_level, grounding_level
 
 LEVELS = ("structure", "style", "coherence")
-
-
-@dataclasses.dataclass(frozen=True)
-class LevelOutcome:
-    name: str
-    score: float
-    """Credit in [0, 1] before the weight."""
-    passed: bool
-    """Whether scoring went on past this level."""
-    message: str
-    """What was measured and, if short of full credit, why (deterministic, with numbers)."""
+"""The levels of the ``-v0`` configs; :meth:`LevelConfig.level_names` gives a config's own."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,15 +46,22 @@ class PairScore:
     rouge: float | None
     """ROUGE mean F1 against the reference; None when not scored (gates failed or no reference)."""
     metrics: dict[str, Any]
+    names: tuple[str, ...] = LEVELS
+    """Every level of the config, reached or not."""
 
     def level_scores(self) -> dict[str, float]:
         reached = {outcome.name: outcome.score for outcome in self.levels}
-        return {name: reached.get(name, 0.0) for name in LEVELS}
+        return {name: reached.get(name, 0.0) for name in self.names}
+
+    @property
+    def gates_passed(self) -> bool:
+        """The structure gates passed (a failed gate is the only way to a structure score of 0)."""
+        return not (self.levels[0].name == "structure" and self.levels[0].score == 0.0 and not self.levels[0].passed)
 
     @property
     def solved(self) -> bool:
         """Every level reached and at full credit."""
-        return len(self.levels) == len(LEVELS) and all(o.passed and o.score == 1.0 for o in self.levels)
+        return len(self.levels) == len(self.names) and all(o.passed and o.score == 1.0 for o in self.levels)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,25 +73,49 @@ class PairTexts:
     source: str
     source_name: str
     """What the source is called in feedback ("post", "abstract")."""
+    profile: SourceProfile | None = None
+    """The source's weighted content words; needed by configs with a grounding level."""
 
 
 def score_pair(pair: PairTexts, config: LevelConfig, reference: str | None = None) -> PairScore:
     """Run the levels in order, stopping at the first failure. Never raises for any strings."""
     tokens = (tm.words(pair.texts[0]), tm.words(pair.texts[1]))
     metrics: dict[str, Any] = {"words": {role: len(t) for role, t in zip(pair.roles, tokens)}}
+    names = config.level_names()
     gate = _structure_gates(pair, tokens, config, metrics)
     if gate is not None:
-        return PairScore((gate,), None, metrics)
+        return PairScore((gate,), None, metrics, names)
     rouge = None
     if reference is not None and reference.strip():
         rouge = rouge_mean(pair.texts[0], reference)
         metrics["rouge"] = round(rouge, 4)
+    later = {
+        "grounding": lambda: grounding_level(pair.roles, tokens, _profile(pair), config, metrics, pair.source_name),
+        "complementarity": lambda: complementarity_level(pair.roles, tokens, _profile(pair), config, metrics, pair.source_name),
+        "style": lambda: _style(pair, tokens, config, metrics),
+        "coherence": lambda: _coherence(tokens, config, metrics),
+    }
     levels = [_length_ratio(pair, tokens, config, metrics)]
-    if levels[-1].passed:
-        levels.append(_style(pair, tokens, config, metrics))
-    if levels[-1].passed:
-        levels.append(_coherence(tokens, config, metrics))
-    return PairScore(tuple(levels), rouge, metrics)
+    grounded = 1.0
+    for name in names[1:]:
+        if not levels[-1].passed:
+            break
+        outcome = later[name]()
+        if grounded < 1.0:
+            # Well-linked, well-divided text earns only as much as it is about its source.
+            outcome = dataclasses.replace(
+                outcome, score=outcome.score * grounded, message=f"{outcome.message} (× grounding {grounded:.2f})"
+            )
+        if name == "grounding":
+            grounded = outcome.score
+        levels.append(outcome)
+    return PairScore(tuple(levels), rouge, metrics, names)
+
+
+def _profile(pair: PairTexts) -> SourceProfile:
+    if pair.profile is None:
+        raise ValueError("This LevelConfig has a grounding level: PairTexts needs the source's profile (SourceProfile.build).")
+    return pair.profile
 
 
 def _structure_gates(pair: PairTexts, tokens, config: LevelConfig, metrics: dict) -> LevelOutcome | None:
@@ -94,7 +124,11 @@ def _structure_gates(pair: PairTexts, tokens, config: LevelConfig, metrics: dict
         if not low <= len(words) <= high:
             problems.append(f"the {role} text has {len(words)} words; it needs {low}–{high}")
     if not problems:
-        problems = _degenerate(pair.roles, tokens, config, metrics) or _copied(pair, tokens, config, metrics)
+        problems = (
+            _degenerate(pair.roles, tokens, config, metrics)
+            or _not_prose(pair.roles, tokens, config, metrics)
+            or _copied(pair, tokens, config, metrics)
+        )
     if not problems:
         return None
     return LevelOutcome("structure", 0.0, False, "Structure failed: " + "; ".join(problems) + ".")
@@ -111,16 +145,40 @@ def _degenerate(roles, tokens, config: LevelConfig, metrics: dict) -> list[str]:
     ]
 
 
+def _not_prose(roles, tokens, config: LevelConfig, metrics: dict) -> list[str]:
+    if config.min_function_word_share <= 0.0:
+        return []
+    shares = {role: function_word_share(words) for role, words in zip(roles, tokens)}
+    metrics["function_word_share"] = {role: round(s, 4) for role, s in shares.items()}
+    return [
+        f"the {role} text is a list of keywords, not sentences (function words are {share:.0%} of its words; "
+        f"at least {config.min_function_word_share:.0%} needed)"
+        for role, share in shares.items()
+        if share < config.min_function_word_share
+    ]
+
+
 def _copied(pair: PairTexts, tokens, config: LevelConfig, metrics: dict) -> list[str]:
     n = config.copy_ngram
-    source_grams = tm.ngrams(tm.words(pair.source), n)
+    source_tokens = tm.words(pair.source)
+    source_grams = tm.ngrams(source_tokens, n)
     fractions = {role: tm.copied_fraction(words, source_grams, n) for role, words in zip(pair.roles, tokens)}
     metrics["copied_fraction"] = {role: round(f, 4) for role, f in fractions.items()}
-    return [
+    problems = [
         f"the {role} text copies the {pair.source_name} ({fraction:.0%} of its {n}-word sequences appear "
         f"there; at most {config.max_copied_fraction:.0%} allowed): write in your own words"
         for role, fraction in fractions.items()
         if fraction > config.max_copied_fraction
+    ]
+    if problems or config.max_in_order_share >= 1.0:
+        return problems
+    in_order = {role: in_order_share(words, source_tokens) for role, words in zip(pair.roles, tokens)}
+    metrics["in_order_share"] = {role: round(f, 4) for role, f in in_order.items()}
+    return [
+        f"the {role} text copies the {pair.source_name} with words left out ({share:.0%} of its words appear "
+        f"there in the same order; at most {config.max_in_order_share:.0%} allowed): write in your own words"
+        for role, share in in_order.items()
+        if share > config.max_in_order_share
     ]
 
 

@@ -14,7 +14,9 @@ from typing import Any
 
 from llm_coop_envs.core import Evaluation, RewardResult
 from llm_coop_envs.writing.config import LevelConfig
+from llm_coop_envs.writing.grounding import Salience, SourceProfile
 from llm_coop_envs.writing.items import Item
+from llm_coop_envs.writing.judge import Grades, WritingJudge
 from llm_coop_envs.writing.levels import PairScore, PairTexts, score_pair
 
 RewardCallable = Callable[[Mapping[str, str], Mapping[str, Any]], "float | RewardResult"]
@@ -30,6 +32,8 @@ class WritingSpec:
     prompts: Mapping[str, Callable[[Item, LevelConfig], str]]
     uses_reference: bool
     """Score ROUGE of the first role's text against the item's reference (TL;DR)."""
+    description: str = ""
+    """What each role writes, in one sentence (shown to the judge)."""
 
 
 class WritingTask:
@@ -41,6 +45,8 @@ class WritingTask:
         items: tuple[Item, ...],
         config: LevelConfig,
         reward: str | RewardCallable = "levels",
+        salience: Salience | None = None,
+        judge: WritingJudge | None = None,
     ) -> None:
         if reward != "levels" and not callable(reward):
             raise ValueError(f"reward must be 'levels' or a callable reward(replies, example), got {reward!r}.")
@@ -51,6 +57,11 @@ class WritingTask:
         self.items = items
         self.config = config
         self.reward = reward
+        self.salience = salience if salience is not None else Salience.from_sources(item.source for item in items)
+        """Word weights for grounding: from every row of the data file when built by the env factory."""
+        self._profiles: dict[int, SourceProfile] = {}
+        self.judge = judge
+        """Off (None) by default; when set, the reward has a ``judge`` component."""
 
     def __len__(self) -> int:
         return len(self.items)
@@ -70,30 +81,52 @@ class WritingTask:
 
     def score(self, index: int, replies: Mapping[str, str]) -> PairScore:
         item = self.items[index]
-        pair = PairTexts(self.agents, (replies[self.agents[0]], replies[self.agents[1]]), item.source, self.spec.source_name)
+        texts = (replies[self.agents[0]], replies[self.agents[1]])
+        pair = PairTexts(self.agents, texts, item.source, self.spec.source_name, self.profile(index))
         return score_pair(pair, self.config, item.reference if self.spec.uses_reference else None)
 
-    def level_reward(self, score: PairScore) -> RewardResult:
+    def profile(self, index: int) -> SourceProfile:
+        """The source's weighted content words (built once per problem)."""
+        if index not in self._profiles:
+            self._profiles[index] = SourceProfile.build(self.items[index].source, self.salience)
+        return self._profiles[index]
+
+    def component_names(self) -> tuple[str, ...]:
+        """The reward components of this task, in order (``rouge`` only when a reference is scored)."""
+        return self.config.level_names() + ("rouge",) * self.spec.uses_reference + ("judge",) * (self.judge is not None)
+
+    def level_reward(self, score: PairScore, grades: Grades | None = None) -> RewardResult:
         weights = self.config.weights
         components = {name: getattr(weights, name) * value for name, value in score.level_scores().items()}
         if self.spec.uses_reference:
             components["rouge"] = weights.rouge * (score.rouge or 0.0)
+        if self.judge is not None:
+            components["judge"] = weights.judge * (grades.mean if grades is not None else 0.0)
         return RewardResult.from_components(components)
 
+    def grade(self, index: int, replies: Mapping[str, str], score: PairScore) -> Grades | None:
+        """The judge's grades; None without a judge or when the structure gates failed (nothing is sent)."""
+        if self.judge is None or not score.gates_passed:
+            return None
+        texts = (replies[self.agents[0]], replies[self.agents[1]])
+        return self.judge.grade(self.spec.description or self.spec.name, self.agents, texts, self.items[index].source)
+
     def max_reward(self) -> float:
-        weights = self.config.weights
-        return weights.structure + weights.style + weights.coherence + (weights.rouge if self.spec.uses_reference else 0.0)
+        return sum(getattr(self.config.weights, name) for name in self.component_names())
 
     def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
         score = self.score(index, replies)
-        levels_reward = self.level_reward(score)
+        grades = self.grade(index, replies, score)
+        levels_reward = self.level_reward(score, grades)
         reward = levels_reward if self.reward == "levels" else self._custom_reward(index, replies)
         details = {
             "levels": {o.name: {"score": round(o.score, 4), "passed": o.passed} for o in score.levels},
             "metrics": score.metrics,
             "level_reward": round(levels_reward.total, 4),
         }
-        text = self._feedback(score, levels_reward)
+        if self.judge is not None:
+            details["judge"] = _judge_details(grades)
+        text = self._feedback(score, levels_reward, grades)
         return Evaluation(reward=reward, solved=score.solved, feedback=dict.fromkeys(self.agents, text), details=details)
 
     def _custom_reward(self, index: int, replies: Mapping[str, str]) -> RewardResult:
@@ -105,7 +138,7 @@ class WritingTask:
             ) from error
         return RewardResult.coerce(value)
 
-    def _feedback(self, score: PairScore, reward: RewardResult) -> str:
+    def _feedback(self, score: PairScore, reward: RewardResult, grades: Grades | None = None) -> str:
         lines = [f"Level reward {reward.total:.2f} of {self.max_reward():.2f}."]
         lines += [outcome.message for outcome in score.levels]
         last = score.levels[-1]
@@ -113,4 +146,14 @@ class WritingTask:
             lines.append(f"Scoring stopped at the {last.name} level; later levels scored 0.")
         if self.spec.uses_reference and score.rouge is not None:
             lines.append(f"ROUGE (mean F1) of the {self.agents[0]} text against the author's TL;DR: {score.rouge:.2f}.")
+        if grades is not None and grades.error:
+            lines.append(f"Judge: no grades ({grades.error}); the judge component is 0.")
+        elif grades is not None:
+            lines.append("Judge grades (0-1): " + ", ".join(f"{name} {value:.2f}" for name, value in grades.scores.items()) + ".")
         return "\n".join(lines)
+
+
+def _judge_details(grades: Grades | None) -> dict[str, Any]:
+    if grades is None:
+        return {"scores": {}, "error": None, "cached": False, "sent": False}
+    return {"scores": dict(grades.scores), "error": grades.error, "cached": grades.cached, "sent": True}

@@ -8,12 +8,12 @@ from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
 
 @pytest.fixture(scope="session")
 def tldr_task(data_dir):
-    return tldr.env(split="all").task
+    return tldr.env_v1(split="all").task
 
 
 @pytest.fixture(scope="session")
 def arxiv_task(data_dir):
-    return arxiv_intro.env(split="all").task
+    return arxiv_intro.env_v1(split="all").task
 
 
 def index_of(task, task_id: str) -> int:

@@ -2,11 +2,12 @@
 
 import pytest
 
-from llm_coop_envs.writing import ARXIV_LEVELS, TLDR_LEVELS, arxiv_intro, tldr
+from llm_coop_envs.writing import ARXIV_V1_LEVELS, TLDR_V1_LEVELS, arxiv_intro, tldr
 
 
 def stated_numbers(config) -> list[str]:
     ratio, overlap, density = config.length_ratio, config.overlap, config.transition_density
+    on_source, cover, comp = config.on_source, config.coverage, config.complementarity
     return [
         f"{config.second_words[0]}–{config.second_words[1]}",
         f"{ratio.ideal_low:g} ≤ r ≤ {ratio.ideal_high:g}",
@@ -14,16 +15,22 @@ def stated_numbers(config) -> list[str]:
         f"{overlap.ideal_low:.2f} ≤ J ≤ {overlap.ideal_high:.2f}",
         f"J = {overlap.high:.2f}",
         f"{config.min_distinct_ratio * 100:.0f} %",
+        f"{config.min_function_word_share * 100:.0f} % of the words are function words",
         f"{config.max_copied_fraction * 100:.0f} %",
+        f"{config.max_in_order_share * 100:.0f} % of its words appear",
         f"word {config.copy_ngram}-grams",
+        f"s ≥ {on_source.ideal_low:.2f} (ramp to 0 at {on_source.low:.2f})",
+        f"c ≥ {cover.ideal_low:.2f} (ramp to 0 at {cover.low:.2f})",
+        f"≥ {comp.ideal_low:.2f}, ramp to 0 at",
+        f"s ≥ {config.min_text_on_source[1]:.2f}",
         f"1 up to {density.ideal_high:.2f}, linear to 0 at {density.high:.2f}",
         "0 → 0 (fails), 1 → {:g}, 2 → {:g}, 3 or more → {:g}".format(*config.category_scores[1:]),
     ]
 
 
-@pytest.mark.parametrize("module,config", [(tldr, TLDR_LEVELS), (arxiv_intro, ARXIV_LEVELS)])
+@pytest.mark.parametrize("module,config", [(tldr, TLDR_V1_LEVELS), (arxiv_intro, ARXIV_V1_LEVELS)])
 def test_docstring_states_the_default_numbers(module, config):
     doc = " ".join(module.__doc__.split())
     missing = [text for text in stated_numbers(config) if text not in doc]
     assert not missing, f"{module.__name__} docstring lacks {missing}"
-    assert "## Version history" in module.__doc__ and "- v0:" in module.__doc__
+    assert "## Version history" in module.__doc__ and "- v0" in module.__doc__ and "- v1:" in module.__doc__
