@@ -124,7 +124,8 @@ def _details(verdict: Verdict) -> dict[str, Any]:
     if result is not None:
         details["sandbox"] = _sandbox_summary(result)
         details["tests"] = [
-            {"test": t.label, "status": o.status, "error_type": o.error_type, "message": o.message}
+            {"test": t.label, "status": o.status, "error_type": o.error_type, "message": o.message,
+             "fallback": o.fallback}
             for t, o in zip(verdict.problem.tests, result.tests)
         ]
     return details
