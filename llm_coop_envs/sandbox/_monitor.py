@@ -257,7 +257,12 @@ class Session:
         self.exit_info = self.exit_info or _exit_info(status)
 
     def facts(self) -> dict:
-        self.stop()
+        if self.alive:  # a normal end: kill it, but leave its teardown (and reaping) to the
+            self.alive = False  # warm interpreter, after the host has its answer
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self._drain_outputs()
         os.close(self.pidfd)
         for fd in self.fds:
