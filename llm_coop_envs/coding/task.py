@@ -86,7 +86,10 @@ class CodingTask:
         result = None
         if program.main_defined and program.syntax is None:
             tests = [t.source for t in problem.tests]
-            result = run_tests(program.source, tests, problem.entry_point, self.sandbox)
+            # The prompt's own code (imports, helper functions) is trusted: the judge runs the
+            # tests with it, so a program cannot redefine what the tests call.
+            result = run_tests(program.source, tests, problem.entry_point, self.sandbox,
+                               context=problem.context)
         use = analyse_helper_use(program.main_code, problem.entry_point, program.helper_functions)
         return Verdict(problem, helper_reply, main_reply, program, result, use, helper, main)
 
@@ -121,7 +124,8 @@ def _details(verdict: Verdict) -> dict[str, Any]:
     if result is not None:
         details["sandbox"] = _sandbox_summary(result)
         details["tests"] = [
-            {"test": t.label, "status": o.status, "error_type": o.error_type, "message": o.message}
+            {"test": t.label, "status": o.status, "error_type": o.error_type, "message": o.message,
+             "fallback": o.fallback}
             for t, o in zip(verdict.problem.tests, result.tests)
         ]
     return details

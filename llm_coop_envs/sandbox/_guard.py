@@ -7,8 +7,9 @@ wrapped in PLAIN_CHECK, which lets a value through only if it is plain builtin d
 None/bool/int/float/complex/str/bytes and list/tuple/dict/set/frozenset of those). Anything else
 fails the assert with an AssertionError subclass, so the test is reported "failed".
 
-The rewrite runs in the forked child before the program is executed (so no untrusted code can
-interfere with it yet), which also spreads its cost over the workers. Standard library only: the
+Used only for snippets the trusted judge cannot split into calls and checks (their call arguments
+are not plain data), which then run inside the child (_judge.py, "fallback"). The judge does the
+rewrite and compiles it, so no untrusted code can interfere with it. Standard library only: the
 warm interpreter imports this file as a top-level module.
 """
 

@@ -1,90 +1,80 @@
-"""Watch one forked run: collect its reports and output, enforce its deadlines, then clean up.
+"""The judge's line to one forked run: calls over a socket, output capture, deadlines.
 
-Runs in the warm interpreter, which never executes untrusted code. A report is accepted only if it
-is a JSON line carrying this run's nonce and arrives in the expected order; anything else marks
-the run as tampered with.
+Runs in the judge process (_judge.py), which never executes untrusted code. Every frame from the
+run is decoded by the strict plain-data codec; a frame that is not one, an answer out of order or
+a frame over the size cap ends the run as tampered with. A run that misses its deadline, or dies,
+ends too; the exception raised into the test code says which.
 """
 
 from __future__ import annotations
 
-import json
+import builtins
 import os
 import select
 import signal
+import struct
 import time
 
-_HARD_GRACE_S = 0.5  # after the in-process alarm should have fired, the monitor kills
-_MAX_REPORT_BYTES = 4 * 1024 * 1024
+import _codec
+
+_HARD_GRACE_S = 0.5  # after the run's own alarm should have fired, the judge kills
+_HEADER = struct.Struct("!I")
+_MAX_FRAME = _codec.MAX_BYTES + 4096
 
 
-class _Reports:
-    """Parses and validates the report stream: setup, then (start i, test i)*, then done."""
+class RunOver(BaseException):
+    """The run cannot answer any more calls (dead, killed, or broke the protocol). A
+    BaseException, so that a test's own `except Exception` cannot swallow it."""
 
-    def __init__(self, nonce: str, n_tests: int) -> None:
-        self.nonce, self.n_tests = nonce, n_tests
-        self.buffer = b""
-        self.received = 0
-        self.setup: dict | None = None
-        self.bind: dict | None = None
-        self.tests: list[dict] = []
-        self.running: int | None = None
-        self.running_since = 0.0
-        self.done = False
-        self.tampered: str | None = None
 
-    def feed(self, data: bytes) -> None:
-        self.received += len(data)
-        if self.received > _MAX_REPORT_BYTES:
-            self.tampered = "report stream too large"
-            return
-        self.buffer += data
-        *lines, self.buffer = self.buffer.split(b"\n")
-        for line in lines:
-            if self.tampered is None:
-                self._accept(line)
+class TestTimeout(BaseException):
+    """The current test ran past test_timeout_s; the run itself may go on."""
 
-    def _accept(self, line: bytes) -> None:
+    __test__ = False
+
+
+class NeedsFallback(BaseException):
+    """A call's arguments are not plain data: the test cannot be judged outside the run."""
+
+
+class NotPlainResult(AssertionError):
+    """The program returned something that is not plain data: the test fails."""
+
+
+class ProgramError(Exception):
+    """An exception the program raised whose type is not a builtin one."""
+
+
+def rebuild(etype: object, message: object) -> BaseException:
+    """The program's exception as an exception of the judge: the builtin type of that name when
+    there is one (so `except ValueError` in a test works), else ProgramError."""
+    etype = etype if isinstance(etype, str) else "<unnamed>"
+    message = message if isinstance(message, str) else ""
+    kind = getattr(builtins, etype, None)
+    exc: BaseException = ProgramError(message)
+    if isinstance(kind, type) and issubclass(kind, Exception):
         try:
-            message = json.loads(line)
-            ok = isinstance(message, dict) and message.get("n") == self.nonce
-        except ValueError:
-            ok = False
-        if not ok or self.done:
-            self.tampered = "unexpected data on the report channel"
-            return
-        kind = message.get("k")
-        expected = self._expected_kinds()
-        if kind not in expected:
-            self.tampered = f"report {kind!r} out of order"
-        elif kind in ("start", "test") and message.get("i") != len(self.tests):
-            self.tampered = "test report out of order"
-        else:
-            self._apply(kind, message)
+            exc = kind(message)
+        except Exception:  # a constructor that wants other arguments
+            pass
+    exc.remote_type = etype  # type: ignore[attr-defined]
+    return exc
 
-    def _expected_kinds(self) -> tuple[str, ...]:
-        if self.setup is None:
-            return ("setup",)
-        if self.setup.get("status") != "ok" or self.bind is not None:
-            return ()
-        if self.running is not None:
-            return ("test",)
-        return ("start", "bind", "done") if not self.tests else ("start", "done")
 
-    def _apply(self, kind: str, message: dict) -> None:
-        fields = {k: message.get(k) for k in ("status", "etype", "msg", "line", "col")}
-        if kind == "setup":
-            self.setup = fields
-        elif kind == "bind":
-            self.bind = fields
-        elif kind == "start":
-            self.running, self.running_since = message["i"], time.monotonic()
-        elif kind == "test":
-            self.tests.append(fields)
-            self.running = None
-        elif kind == "done":
-            self.done = len(self.tests) == self.n_tests
-            if not self.done:
-                self.tampered = "done before all tests"
+class Proxy:
+    """A name of the program's namespace: calling it is a call in the child; passed as an
+    argument, it travels as a reference to that name."""
+
+    __slots__ = ("name", "_session")
+
+    def __init__(self, name: str, session: "Session") -> None:
+        self.name, self._session = name, session
+
+    def __call__(self, *args, **kwargs):
+        return self._session.call(self.name, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{self.name} (runs in the sandbox)>"
 
 
 class _Capture:
@@ -92,9 +82,9 @@ class _Capture:
         self.data, self.cap, self.dropped = bytearray(), cap, 0
 
     def feed(self, chunk: bytes) -> None:
-        room = self.cap - len(self.data)
-        self.data += chunk[:max(room, 0)]
-        self.dropped += max(len(chunk) - max(room, 0), 0)
+        room = max(self.cap - len(self.data), 0)
+        self.data += chunk[:room]
+        self.dropped += max(len(chunk) - room, 0)
 
     def text(self) -> str:
         text = self.data.decode("utf-8", errors="replace")
@@ -107,62 +97,182 @@ def _exit_info(status: int) -> dict:
     return {"code": os.waitstatus_to_exitcode(status)}
 
 
-def watch(pid: int, fds: dict[str, int], limits: dict, nonce: str, n_tests: int,
-          kill_run) -> dict:
-    """Follows the run until it reports done, exits, or misses a deadline; returns the facts."""
-    start = time.monotonic()
-    reports = _Reports(nonce, n_tests)
-    outputs = {"out": _Capture(limits["max_output_bytes"]), "err": _Capture(limits["max_output_bytes"])}
-    pidfd = os.pidfd_open(pid)
-    sinks = {fds["report"]: reports.feed, fds["out"]: outputs["out"].feed, fds["err"]: outputs["err"].feed}
-    timed_out, exit_info = None, None
-    while reports.tampered is None and not reports.done:
-        deadline, which = start + limits["timeout_s"], "run"
-        if reports.running is not None:
-            test_deadline = reports.running_since + limits["test_timeout_s"] + _HARD_GRACE_S
-            if test_deadline < deadline:
-                deadline, which = test_deadline, "test"
-        left = deadline - time.monotonic()
+class Session:
+    """One run seen from the judge: its setup report, then calls, then its facts."""
+
+    def __init__(self, pid: int, fds: dict[str, int], limits: dict) -> None:
+        self.pid, self.limits = pid, limits
+        self.start = time.monotonic()
+        self.run_deadline = self.start + limits["timeout_s"]
+        self.test_deadline: float | None = None
+        self.socket = fds["channel"]
+        self.pidfd = os.pidfd_open(pid)
+        self.outputs = {"out": _Capture(limits["max_output_bytes"]),
+                        "err": _Capture(limits["max_output_bytes"])}
+        self.sinks = {fds["out"]: self.outputs["out"].feed, fds["err"]: self.outputs["err"].feed}
+        self.fds = list(fds.values())
+        self.buffer = bytearray()
+        self.calls = 0
+        self.in_call = False
+        self.alive = True
+        self.timed_out: str | None = None
+        self.tampered: str | None = None
+        self.exit_info: dict | None = None
+
+    # -- frames --------------------------------------------------------------------------------
+    def _frame(self) -> dict | None:
+        """A complete frame from the buffer, if there is one."""
+        if len(self.buffer) < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(self.buffer)
+        if size > _MAX_FRAME:
+            self._end(tampered=f"a frame of {size} bytes on the call channel")
+        if len(self.buffer) < _HEADER.size + size:
+            return None
+        body = bytes(self.buffer[_HEADER.size:_HEADER.size + size])
+        del self.buffer[:_HEADER.size + size]
+        try:
+            message = _codec.loads(body)
+        except _codec.NotPlain as exc:
+            self._end(tampered=f"unreadable frame on the call channel ({exc})")
+        if type(message) is not dict:
+            self._end(tampered="unexpected data on the call channel")
+        return message
+
+    def receive(self, deadline: float, which: str) -> dict:
+        """The run's next frame; RunOver when it dies, breaks the protocol or misses `deadline`."""
+        while True:
+            message = self._frame()
+            if message is not None:
+                return message
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._end(timed_out=which)
+            ready, _, _ = select.select([self.socket, self.pidfd, *self.sinks], [], [], left)
+            for fd in ready:
+                if fd in self.sinks:
+                    self._pump(fd)
+            if self.socket in ready:
+                chunk = os.read(self.socket, 1 << 20)
+                self.buffer += chunk
+                if not chunk and self._frame() is None:
+                    self._end()  # hung up: it exited (or closed the channel)
+            elif self.pidfd in ready:
+                self._end()
+
+    def _pump(self, fd: int) -> None:
+        chunk = os.read(fd, 1 << 16)
+        if chunk:
+            self.sinks[fd](chunk)
+        else:
+            del self.sinks[fd]  # end of file: stop selecting on it
+
+    def _end(self, timed_out: str | None = None, tampered: str | None = None) -> None:
+        self.timed_out = self.timed_out or timed_out
+        self.tampered = self.tampered or tampered
+        self.stop()
+        raise RunOver(tampered or timed_out or "exited")
+
+    # -- what the judge asks -------------------------------------------------------------------
+    def setup(self) -> dict:
+        return self.receive(self.run_deadline, "run")
+
+    def request(self, message: dict) -> dict:
+        """Sends one request and waits for its answer (within the test's time and the run's)."""
+        if not self.alive:
+            raise RunOver("the run is over")
+        self.calls += 1
+        message["i"] = self.calls
+        try:
+            body = _codec.dumps(message, refs=Proxy).encode("ascii")
+        except _codec.NotPlain:
+            raise NeedsFallback() from None
+        deadline, which = self.run_deadline, "run"
+        if self.test_deadline is not None and self.test_deadline + _HARD_GRACE_S < deadline:
+            deadline, which = self.test_deadline + _HARD_GRACE_S, "test"
+        self.in_call = True
+        try:
+            self._send(_HEADER.pack(len(body)) + body, deadline, which)
+            answer = self.receive(deadline, which)
+        finally:
+            self.in_call = False
+        if answer.get("i") != self.calls:
+            self._end(tampered="an answer out of order")
+        return answer
+
+    def _send(self, data: bytes, deadline: float, which: str) -> None:
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._end(timed_out=which)
+            ready, writable, _ = select.select([self.pidfd, *self.sinks], [self.socket], [], left)
+            for fd in ready:
+                if fd in self.sinks:
+                    self._pump(fd)
+            if writable:
+                try:
+                    view = view[os.write(self.socket, view):]
+                except OSError:
+                    self._end()
+            elif self.pidfd in ready:
+                self._end()
+
+    def budget(self) -> float:
+        """Seconds the current test has left (the run's own alarm for a call)."""
+        left = min(self.test_deadline or self.run_deadline, self.run_deadline) - time.monotonic()
         if left <= 0:
-            timed_out = which
-            break
-        ready, _, _ = select.select(list(sinks) + [pidfd], [], [], left)
-        _drain(ready, sinks)
-        if pidfd in ready:
-            _, status = os.waitpid(pid, 0)
-            exit_info = _exit_info(status)
-            _drain_available(sinks)
-            break
-    kill_run(pid)
-    os.close(pidfd)
-    _drain_available(sinks)
-    for fd in fds.values():
-        os.close(fd)
-    return {
-        "setup": reports.setup, "bind": reports.bind, "tests": reports.tests,
-        "running": reports.running, "done": reports.done, "tampered": reports.tampered,
-        "timed_out": timed_out, "exit": exit_info,
-        "stdout": outputs["out"].text(), "stderr": outputs["err"].text(),
-        "duration_s": time.monotonic() - start,
-    }
+            raise TestTimeout()
+        return left
 
+    def call(self, name: str, args: tuple, kwargs: dict) -> object:
+        answer = self.request({"call": name, "args": list(args), "kwargs": kwargs,
+                               "budget": self.budget()})
+        if "value" in answer:
+            return answer["value"]
+        if answer.get("timeout"):
+            raise TestTimeout()
+        if "raised" in answer:
+            etype, message = (list(answer["raised"]) + ["", ""])[:2]
+            if answer.get("exit"):
+                self.stop()
+                self.exit_info = self.exit_info or {"code": 0}
+                raise RunOver(f"SystemExit: {message}"[:2000])
+            raise rebuild(etype, message)
+        if "not_plain" in answer:
+            raise NotPlainResult(f"{name} returned {answer['not_plain']}"[:2000])
+        self._end(tampered="an answer of unknown kind")
 
-def _drain(ready: list[int], sinks: dict) -> None:
-    for fd in ready:
-        if fd in sinks:
-            chunk = os.read(fd, 1 << 16)
-            if chunk:
-                sinks[fd](chunk)
-            else:
-                del sinks[fd]  # end of file: stop selecting on it
+    # -- the end -------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Kills the forked child (its own children are the warm interpreter's to sweep)."""
+        if not self.alive:
+            return
+        self.alive = False
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _, status = os.waitpid(self.pid, 0)
+        self.exit_info = self.exit_info or _exit_info(status)
 
+    def facts(self) -> dict:
+        if self.alive:  # a normal end: kill it, but leave its teardown (and reaping) to the
+            self.alive = False  # warm interpreter, after the host has its answer
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._drain_outputs()
+        os.close(self.pidfd)
+        for fd in self.fds:
+            os.close(fd)
+        return {"timed_out": self.timed_out, "tampered": self.tampered, "exit": self.exit_info,
+                "stdout": self.outputs["out"].text(), "stderr": self.outputs["err"].text(),
+                "duration_s": time.monotonic() - self.start}
 
-def _drain_available(sinks: dict) -> None:
-    """Reads whatever is buffered right now, without waiting for writers that may still live."""
-    for fd, sink in list(sinks.items()):
-        while select.select([fd], [], [], 0)[0]:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                del sinks[fd]
-                break
-            sink(chunk)
+    def _drain_outputs(self) -> None:
+        """Reads whatever is buffered right now, without waiting for writers that may still live."""
+        for fd in list(self.sinks):
+            while fd in self.sinks and select.select([fd], [], [], 0)[0]:
+                self._pump(fd)

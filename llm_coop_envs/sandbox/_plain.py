@@ -1,4 +1,5 @@
-"""PLAIN_CHECK, the function guarded asserts call inside the sandbox (see _guard.py).
+"""PLAIN_CHECK, the function guarded asserts call inside the sandbox (see _guard.py): only for
+test snippets that fall back to running in the child (_judge.py).
 
 Loaded as a top-level module by the warm interpreter before any untrusted code runs, so the
 builtins it relies on are bound here, at import, not looked up when a program may have

@@ -1,37 +1,44 @@
-"""The forked child: confine itself, run the untrusted program, then each test, and report.
+"""The forked child: confine itself, run the untrusted program, then answer the judge's calls.
 
-Runs inside the warm interpreter's fork. Reports go to REPORT_FD as JSON lines tagged with a
-per-run nonce; the monitor (_zygote.py) accepts only well-formed, in-order reports. Nothing the
-program prints counts.
+Runs inside a fork of the warm interpreter and never sees a test: the judge (_judge.py, another
+process) sends calls -- a name of the program's namespace and plain-data arguments -- over the
+socket on CHANNEL_FD, and this side sends back the result as plain data (_codec.py) or the
+exception it raised as (type name, capped message). Nothing the program prints counts, and
+nothing in this process is worth forging: a forged frame is no more than a value the program
+could have returned.
 """
 
 from __future__ import annotations
 
-import _json
+import builtins
+import marshal
 import os
 import resource
 import signal
+import struct
 import sys
 import threading
 
+import _codec
 import _plain
-import _testcache
 
-REPORT_FD = 3
+CHANNEL_FD = 3
+REPORT_FD = CHANNEL_FD  # the fd confine() wires the channel to
 
-# Bound at import, before any untrusted code runs: a program that replaces builtins (exec,
-# isinstance), os.write, or the json module's functions must not change what the harness does.
+# Bound at import, before any untrusted code runs: a program that replaces builtins, os.read or
+# os.write must not change what this side sends (it could only hurt its own answers anyway).
 _exec, _compile, _isinstance, _type, _str = exec, compile, isinstance, type, str
-_write, _setitimer, _set_handler = os.write, signal.setitimer, signal.signal
+_read, _write, _setitimer, _set_handler = os.read, os.write, signal.setitimer, signal.signal
 _ITIMER_REAL = signal.ITIMER_REAL
-_encode = _json.make_encoder(None, None, _json.encode_basestring_ascii, None, ":", ",",
-                             False, False, True)
+_HEADER = struct.Struct("!I")
+_unmarshal = marshal.loads
+_BUILTINS = dict(builtins.__dict__)  # for tests that fall back to running here
 _MAX_MESSAGE = 2000
 _SYNTAX_TYPES = (SyntaxError, ValueError, UnicodeError)
 
 
 class _SoftTimeout(BaseException):
-    """Raised by SIGALRM inside a test that ran past test_timeout_s."""
+    """Raised by SIGALRM inside a call that ran past the time the judge gave it."""
 
 
 def _on_alarm(signum, frame):
@@ -46,28 +53,37 @@ def _flush_output() -> None:
             pass
 
 
-class _Reporter:
-    """Collects report lines and writes them in one go at each point where the monitor must know:
-    before a test starts (its deadline begins) and when the run ends. One write per test instead
-    of two halves the wake-ups of the monitor."""
-
-    def __init__(self, nonce: str) -> None:
-        self.nonce = nonce
-        self.lines: list[str] = []
-
-    def add(self, kind: str, **fields) -> None:
-        self.lines.append("".join(_encode({"n": self.nonce, "k": kind, **fields}, 0)))
-
-    def send(self) -> None:
-        _flush_output()  # output printed so far reaches the monitor before the verdicts do
-        data = ("\n".join(self.lines) + "\n").encode("ascii")
-        self.lines = []
-        while data:
-            data = data[_write(REPORT_FD, data):]
+def _send(message: dict) -> None:
+    _flush_output()  # what the program printed reaches the judge before the answer does
+    body = _codec.dumps(message).encode("ascii")
+    data = _HEADER.pack(len(body)) + body
+    while data:
+        data = data[_write(CHANNEL_FD, data):]
 
 
-def _describe(exc: BaseException) -> tuple[str, str]:
-    """Type name and message of an exception raised by untrusted code, never raising itself."""
+def _read_exact(n: int) -> bytes | None:
+    chunks = []
+    while n > 0:
+        chunk = _read(CHANNEL_FD, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _receive(namespace: dict) -> dict | None:
+    """The judge's next message (references resolved to the program's objects); None when the
+    judge hung up: the run is over."""
+    header = _read_exact(_HEADER.size)
+    if header is None:
+        return None
+    body = _read_exact(_HEADER.unpack(header)[0])
+    return None if body is None else _codec.loads(body, namespace.get)
+
+
+def _describe(exc: BaseException) -> list:
+    """[type name, message] of an exception raised by untrusted code, never raising itself."""
     name = _type(exc).__name__
     try:
         message = _str(exc)
@@ -75,7 +91,7 @@ def _describe(exc: BaseException) -> tuple[str, str]:
         message = "<unprintable exception>"
     if _type(message) is not _str:
         message = "<unprintable exception>"
-    return (name if _type(name) is _str else "<unnamed>")[:200], message[:_MAX_MESSAGE]
+    return [(name if _type(name) is _str else "<unnamed>")[:200], message[:_MAX_MESSAGE]]
 
 
 def _wire_fds(fds: dict[str, int]) -> None:
@@ -136,89 +152,121 @@ def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None) -
     _disable_trace_hooks()
 
 
-def _run_setup(program: str, namespace: dict, report: _Reporter) -> bool:
+def _run_setup(program: str, namespace: dict) -> dict:
     try:
         code = _compile(program, "<program>", "exec")
     except _SYNTAX_TYPES as exc:
         etype, message = _describe(exc)
-        report.add("setup", status="syntax_error", etype=etype, msg=message,
-                   line=getattr(exc, "lineno", None), col=getattr(exc, "offset", None))
-        return False
+        return {"status": "syntax_error", "etype": etype, "msg": message,
+                "line": getattr(exc, "lineno", None), "col": getattr(exc, "offset", None)}
     except BaseException as exc:  # MemoryError, RecursionError: too big to compile here
         etype, message = _describe(exc)
-        report.add("setup", status="error", etype=etype, msg=message)
-        return False
+        return {"status": "error", "etype": etype, "msg": message}
     try:
         _exec(code, namespace)
     except BaseException as exc:
         etype, message = _describe(exc)
-        report.add("setup", status="error", etype=etype, msg=message)
-        return False
-    report.add("setup", status="ok")
-    return True
+        return {"status": "error", "etype": etype, "msg": message}
+    return {"status": "ok"}
 
 
-def _run_test(index: int, code, namespace: dict, bindings: dict, report: _Reporter,
-              timeout_s: float) -> bool:
-    """Runs one snippet and records its verdict; False when the run must stop (SystemExit)."""
-    report.add("start", i=index)
-    report.send()
-    namespace.update(bindings)
-    verdict: dict = {"status": "passed"}
-    keep_going = True
-    _set_handler(signal.SIGALRM, _on_alarm)
-    _setitimer(_ITIMER_REAL, timeout_s)
-    try:
-        try:
-            if _isinstance(code, BaseException):
-                raise code
-            _exec(code, namespace)
-        finally:
-            _setitimer(_ITIMER_REAL, 0)
-    except _SoftTimeout:
-        verdict = {"status": "timeout", "etype": "TimeoutError",
-                   "msg": f"test ran longer than {timeout_s:g} s"}
-    except BaseException as exc:
-        etype, message = _describe(exc)
-        failed = _isinstance(exc, AssertionError)
-        verdict = {"status": "failed" if failed else "error", "etype": etype, "msg": message}
-        keep_going = not _isinstance(exc, SystemExit)
-    report.add("test", i=index, **verdict)
-    return keep_going
-
-
-def _compiled_tests(request: dict) -> list:
-    """Guarded and compiled before the program runs (by the warm interpreter's cache, or here):
-    nothing untrusted can touch the rewrite."""
-    compiled = request.get("compiled") or [None] * len(request["tests"])
-    return [code if code is not None else _testcache.compile_test(i, source)
-            for i, (code, source) in enumerate(zip(compiled, request["tests"]))]
+def _bind_error(namespace: dict, entry_point: str | None) -> dict | None:
+    if entry_point and entry_point not in namespace:
+        return {"status": "error", "etype": "NameError",
+                "msg": f"the program defines no {entry_point!r}"}
+    return None
 
 
 def run(request: dict) -> None:
-    """Program, then tests; the child exits right after (os._exit: no atexit hooks run)."""
-    report = _Reporter(request["nonce"])
-    try:
-        _run_all(request, report)
-    finally:
-        report.send()
-
-
-def _run_all(request: dict, report: _Reporter) -> None:
-    tests = _compiled_tests(request)
+    """Program, then calls until the judge hangs up; the child exits right after (os._exit)."""
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
-    if not _run_setup(request["program"], namespace, report):
+    setup = _run_setup(request["program"], namespace)
+    bind = _bind_error(namespace, request.get("entry_point")) if setup["status"] == "ok" else None
+    _send({"setup": setup, "bind": bind})
+    if setup["status"] != "ok" or bind is not None:
         return
-    bindings = {_plain.NAME: _plain.plain}
-    entry_point = request.get("entry_point")
+    while True:
+        message = _receive(namespace)
+        if message is None:
+            return
+        answer = _answer(message, namespace)
+        try:
+            _send(answer)
+        except BaseException as exc:  # the value is not plain data (or too large)
+            _send({"i": answer["i"], "not_plain": _describe(exc)[1]})
+        if answer.get("exit"):
+            return
+
+
+def _answer(message: dict, namespace: dict) -> dict:
+    index = message.get("i")
+    if "call" in message:
+        return {"i": index, **_call(message, namespace)}
+    if "fallback" in message:
+        return {"i": index, "verdict": _run_fallback(message, namespace)}
+    return {"i": index, "names": _look_up(message.get("names") or [], namespace)}
+
+
+def _look_up(names: list, namespace: dict) -> dict:
+    """For each name the program defines: its value when plain data, else "other" (the judge
+    then calls it or passes it by reference)."""
+    found = {}
+    for name in names:
+        if _type(name) is _str and name in namespace:
+            value = namespace[name]
+            try:
+                _codec.dumps(value)
+                found[name] = ["value", value]
+            except BaseException:
+                found[name] = ["other"]
+    return found
+
+
+def _with_alarm(budget_s: float, action):
+    """action() under a SIGALRM after budget_s; ("timeout", None) when it fired."""
+    _set_handler(signal.SIGALRM, _on_alarm)
+    _setitimer(_ITIMER_REAL, max(budget_s, 0.001))
+    try:
+        try:
+            return "ok", action()
+        finally:
+            _setitimer(_ITIMER_REAL, 0)
+    except _SoftTimeout:
+        return "timeout", None
+
+
+def _call(message: dict, namespace: dict) -> dict:
+    name, args, kwargs = message["call"], message["args"], message["kwargs"]
+    if name not in namespace:
+        return {"raised": ["NameError", f"name {name!r} is not defined"]}
+    function = namespace[name]
+    try:
+        state, value = _with_alarm(message["budget"], lambda: function(*args, **kwargs))
+    except BaseException as exc:
+        return {"raised": _describe(exc), "exit": _isinstance(exc, SystemExit)}
+    if state == "timeout":
+        return {"timeout": True}
+    return {"value": value}  # run() checks that it is plain data when it sends it
+
+
+def _run_fallback(message: dict, namespace: dict) -> dict:
+    """A test the judge could not split into calls runs here, guarded (_guard.py), in a fresh
+    namespace with the builtins as they were before the program ran."""
+    fresh = {"__name__": "__main__", "__builtins__": dict(_BUILTINS), _plain.NAME: _plain.plain}
+    for name in message["bind"]:
+        if name in namespace:
+            fresh[name] = namespace[name]
+    entry_point = message.get("entry_point")
     if entry_point:
-        if entry_point not in namespace:
-            report.add("bind", status="error", etype="NameError",
-                       msg=f"the program defines no {entry_point!r}")
-            return
-        bindings["candidate"] = namespace[entry_point]
-    timeout_s = request["limits"]["test_timeout_s"]
-    for index, code in enumerate(tests):
-        if not _run_test(index, code, namespace, bindings, report, timeout_s):
-            return
-    report.add("done")
+        fresh["candidate"] = namespace.get(entry_point)
+    try:
+        _exec(_compile(message["context"], "<context>", "exec"), fresh)
+        code = _unmarshal(message["fallback"])
+        state, _ = _with_alarm(message["budget"], lambda: _exec(code, fresh))
+    except BaseException as exc:
+        etype, msg = _describe(exc)
+        status = "failed" if _isinstance(exc, AssertionError) else "error"
+        return {"status": status, "etype": etype, "msg": msg}
+    if state == "timeout":
+        return {"status": "timeout"}
+    return {"status": "passed"}

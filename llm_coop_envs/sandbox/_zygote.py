@@ -4,6 +4,10 @@ imports what programs commonly need, then forks one confined child per program.
 Run as a script (`python -s -E -B _zygote.py`), so its siblings import as top-level modules and
 the rest of the package (and its dependencies) is never loaded here. It talks to the host over
 length-prefixed JSON frames on what were its stdin/stdout; it never runs untrusted code itself.
+
+A request is two frames: the program (read here), then its tests (read by the judge). Per request
+the warm interpreter forks the judge (_judge.py), which forks the run's child before it reads the
+tests, so neither this process nor any child forked from it ever holds a test.
 """
 
 from __future__ import annotations
@@ -12,18 +16,18 @@ import ctypes
 import gc
 import importlib
 import os
-import secrets
 import shutil
 import signal
+import socket
 import stat
 
-import _monitor
+import _judge
 import _protocol
 import _reap
 import _runner
-import _testcache
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _HARNESS_FAILURE = 70
 
 
@@ -34,6 +38,12 @@ _prctl = ctypes.CDLL(None, use_errno=True).prctl
 
 def _die_with_parent() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _not_dumpable() -> None:
+    """No process of the same uid may ptrace this one or read its memory (/proc/PID/mem, fds):
+    on the subprocess backend the run may share our uid. Forks (judge, child) inherit it."""
+    _prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _take_host_channel() -> tuple[int, int]:
@@ -75,8 +85,7 @@ class Zygote:
         self.scratch_root: str = hello["scratch_root"]
         self.nproc_base: int = hello.get("nproc_base", 0)
         self.runs = 0
-        self.tests = _testcache.TestCache()
-        self.pending: tuple[int, str] | None = None  # (child, scratch) still to be cleaned up
+        self.pending: tuple[int, str] | None = None  # (judge, scratch) still to be cleaned up
 
     def _scratch(self) -> str:
         self.runs += 1
@@ -95,24 +104,39 @@ class Zygote:
             os._exit(_HARNESS_FAILURE)
         os._exit(0)
 
-    def serve(self, request: dict) -> dict:
-        scratch = self._scratch()
-        request["nonce"] = secrets.token_hex(16)
-        request["nproc_base"] = self.nproc_base
-        request["compiled"] = self.tests.lookup(request["tests"])
-        pipes = {name: os.pipe() for name in ("report", "out", "err")}
+    def _fork_run(self, request: dict, scratch: str) -> tuple[int, dict[str, int]]:
+        """Forks the run's child (called in the judge, before it reads the tests); returns its
+        pid and the judge's ends of its channel and output pipes."""
+        channel, child_channel = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pipes = {name: os.pipe() for name in ("out", "err")}
+        ends = {"report": child_channel.fileno(), "out": pipes["out"][1], "err": pipes["err"][1]}
         pid = os.fork()
         if pid == 0:
+            channel.close()
             for read_end, _ in pipes.values():
                 os.close(read_end)
-            self._child(request, {n: w for n, (_, w) in pipes.items()}, scratch)
+            self._child(request, ends, scratch)
+        child_channel.close()
         for _, write_end in pipes.values():
             os.close(write_end)
-        facts = _monitor.watch(
-            pid, {n: r for n, (r, _) in pipes.items()}, request["limits"], request["nonce"],
-            len(request["tests"]), lambda child: _reap.signal_run(self.mode, self.run_uid, child))
-        self.pending = (pid, scratch)
-        return facts
+        return pid, {"channel": channel.detach(), "out": pipes["out"][0], "err": pipes["err"][0]}
+
+    def serve(self, request: dict, host_in: int, host_out: int) -> bool:
+        """One request: the judge answers the host itself; False if it failed to (the host's
+        channel may then be out of step, so the warm interpreter must stop)."""
+        scratch = self._scratch()
+        request["nproc_base"] = self.nproc_base
+        judge = os.fork()
+        if judge == 0:
+            try:
+                facts = _judge.judge(request, host_in, lambda: self._fork_run(request, scratch))
+                _protocol.write_frame(host_out, facts)
+            except BaseException:
+                os._exit(_HARNESS_FAILURE)
+            os._exit(0)
+        _, status = os.waitpid(judge, 0)
+        self.pending = (judge, scratch)
+        return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
     def clean_up(self) -> None:
         """After the reply: every process of the run already has SIGKILL pending and can run no
@@ -129,6 +153,7 @@ def main() -> None:
     hello = _protocol.read_frame(host_in)
     if not hello["pid_namespace"]:
         _die_with_parent()
+    _not_dumpable()
     failed = _preload(hello.get("preload", []))
     _reap.become_subreaper()
     zygote = Zygote(hello)
@@ -142,8 +167,10 @@ def main() -> None:
             request = _protocol.read_frame(host_in)
         except _protocol.ChannelClosed:
             return
-        _protocol.write_frame(host_out, zygote.serve(request))
+        served = zygote.serve(request, host_in, host_out)
         zygote.clean_up()
+        if not served:
+            return
 
 
 if __name__ == "__main__":

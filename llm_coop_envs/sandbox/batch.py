@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from llm_coop_envs.sandbox import _protocol, outcome
+from llm_coop_envs.sandbox import outcome
 from llm_coop_envs.sandbox import api
 from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox.config import SandboxConfig
@@ -58,14 +58,15 @@ class _Batch:
                 if self._next >= len(self.jobs):
                     return None
                 index, self._next = self._next, self._next + 1
-            program, tests, entry_point = self.jobs[index]
+            program, tests, entry_point, *rest = self.jobs[index]
+            context = rest[0] if rest else ""
             tests = [tests] if isinstance(tests, str) else list(tests)
-            rejected = api.reject(program, tests, entry_point, self.config)
+            rejected = api.reject(program, tests, entry_point, self.config, context)
             if rejected is not None:
                 self.finish(index, rejected)
                 continue
-            request = api.build_request(program, tests, entry_point, self.config)
-            return _Item(index, _protocol.encode(request), len(tests))
+            frames = api.encode_request(program, tests, entry_point, self.config, context)
+            return _Item(index, frames, len(tests))
 
 
 class _Lane:
@@ -139,7 +140,7 @@ class _Lane:
 def run_tests_batch(jobs: Sequence[api.Job], config: SandboxConfig | None = None,
                     workers: int | None = None, on_result: OnResult | None = None,
                     ) -> list[ExecutionResult]:
-    """run_tests over many (program, tests, entry_point) jobs on `workers` warm interpreters
+    """run_tests over many (program, tests, entry_point[, context]) jobs on `workers` warm interpreters
     (default: all cores); results come back in the order of `jobs`. `on_result(index, result)`
     is called as each job finishes (e.g. to advance a progress bar)."""
     workers = workers or api.cores()

@@ -18,13 +18,14 @@ def _int(value: object) -> int | None:
 def _verdict(fields: object) -> TestOutcome:
     if not isinstance(fields, dict) or fields.get("status") not in _TEST_STATUSES:
         return TestOutcome("error", "SandboxError", "malformed test report")
-    return TestOutcome(fields["status"], _str(fields.get("etype"), 200), _str(fields.get("msg")))
+    return TestOutcome(fields["status"], _str(fields.get("etype"), 200), _str(fields.get("msg")),
+                       fallback=fields.get("fallback") is True)
 
 
 def _death(facts: dict) -> tuple[str, str]:
     """Why the run stopped early, as (error_type, message)."""
     if facts.get("tampered"):
-        return "ReportTampered", f"the run wrote to the harness's report channel: {facts['tampered']}"
+        return "ReportTampered", f"the run broke the judge's call protocol: {facts['tampered']}"
     exit_info = facts.get("exit") or {}
     if "signal" in exit_info:
         return "Killed", f"the run was killed by {exit_info['signal']}"

