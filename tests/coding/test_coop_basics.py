@@ -22,7 +22,10 @@ from llm_coop_envs.coding.tests_split import split_check
 from llm_coop_envs.testing import check_env
 
 ROOT = Path(__file__).resolve().parents[2]
-MBPP_FILE = ROOT.parent.parent / "shared" / "data" / "mbpp.json"
+# The shared datasets: the configured folder, else beside the checkout (or beside its worktree folder).
+DATA_DIRS = [Path(d) for d in (os.environ.get("LLM_COOP_DATA_DIR"), ROOT.parent / "shared" / "data",
+                               ROOT.parents[1] / "shared" / "data") if d]
+MBPP_FILE = next((d / "mbpp.json" for d in DATA_DIRS if (d / "mbpp.json").is_file()), DATA_DIRS[-1] / "mbpp.json")
 ROWS = suite_rows()
 IDS = [row["task_id"] for row in ROWS]
 
@@ -206,7 +209,7 @@ OTHER_ENV_PROMPTS_SHA256 = "43ca82f4a96d59c629f8668fb6af4dc6a7b3493c783b92e8356d
 
 
 def test_prompts_of_the_other_coding_envs_are_unchanged(monkeypatch):
-    data_dir = Path(os.environ.get("LLM_COOP_DATA_DIR") or MBPP_FILE.parent)
+    data_dir = MBPP_FILE.parent
     if not (data_dir / "coop_humaneval.json").is_file() or not (data_dir / "mbpp.json").is_file():
         pytest.skip("needs the shared CoopHumanEval and MBPP files")
     monkeypatch.setenv("LLM_COOP_DATA_DIR", str(data_dir))
