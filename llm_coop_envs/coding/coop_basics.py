@@ -100,6 +100,8 @@ def env(
     **kwargs: Any,
 ) -> CoopEnv:
     """The CoopBasics env; see the module docstring for the arguments."""
+    if "data_path" in kwargs:
+        raise TypeError("coop_basics-v0 has no data_path: pass suite_dir= a folder of tier<N>.json files.")
     rows = select(suite_rows(suite_dir), split, tier)
     return coding_env(SUITE, rows, split="all", name="coop_basics-v0", **kwargs)
 

@@ -151,6 +151,8 @@ def test_tier_argument_picks_tiers():
         llm_coop_envs.make("coop_basics-v0", tier=99)
     with pytest.raises(ValueError, match="split must be"):
         llm_coop_envs.make("coop_basics-v0", split="valid")
+    with pytest.raises(TypeError, match="suite_dir"):
+        llm_coop_envs.make("coop_basics-v0", data_path="problems.json")
 
 
 def test_loads_offline_without_a_data_dir(monkeypatch):
