@@ -3,6 +3,7 @@
 from llm_coop_envs.registration import register
 
 register("coop_humaneval-v0", "llm_coop_envs.coding.coop_humaneval:env")
+register("coop_basics-v0", "llm_coop_envs.coding.coop_basics:env")
 register("humaneval-v0", "llm_coop_envs.coding.humaneval:env")
 register("mbpp-v0", "llm_coop_envs.coding.mbpp:env")
 register("tldr-v0", "llm_coop_envs.writing.tldr:env")

@@ -4,9 +4,15 @@ The helper writes a function named ``aux`` (the name the MAGRPO paper's main age
 main writes the entry point and may call ``aux``. The wording depends on the protocol: in
 ``"parallel"`` main writes without seeing the helper's code, in ``"sequential"`` the environment
 appends "The helper agent wrote: ..." to main's prompt.
+
+A problem whose row carries a ``helper`` spec (``{"signature": "def aux(x):", "doc": "Return x
+doubled."}``, as the embedded suites do) gets prompts that say exactly what ``aux`` takes and
+returns; rows without one get the generic wording.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from llm_coop_envs.coding.problems import CodingProblem
 
@@ -31,7 +37,7 @@ def helper_prompt(problem: CodingProblem, protocol: str) -> str:
         "Problem:",
         problem.prompt.rstrip(),
         "",
-        f"Write a helper function named `{HELPER_NAME}` that solves a useful part of this problem and returns its result.",
+        _helper_task(problem),
         f"Do not write `{problem.entry_point}` itself: the main agent writes it.",
         _CODE_ONLY,
     ]
@@ -48,6 +54,7 @@ def solo_prompt(problem: CodingProblem) -> str:
         "",
         f"Write the complete function `{problem.entry_point}` with the signature above. "
         "You may define helper functions too.",
+        *_spec_lines(problem, "A useful helper function: "),
         _CODE_ONLY,
     ]
     return "\n".join(lines)
@@ -72,8 +79,32 @@ def main_prompt(problem: CodingProblem, protocol: str) -> str:
         "",
         f"Write the complete function `{problem.entry_point}` with the signature above.",
         helper_note,
+        *_spec_lines(problem, f"`{HELPER_NAME}` is specified as: "),
         f"`{HELPER_NAME}` is defined before your code runs: use its return value, and do not define "
         f"`{HELPER_NAME}` yourself (your definition would be ignored).",
         _CODE_ONLY,
     ]
     return "\n".join(lines)
+
+
+def helper_spec(problem: CodingProblem) -> tuple[str, str] | None:
+    """The problem's ``(signature, doc)`` of ``aux`` when its row names one, else None."""
+    spec = problem.row.get("helper")
+    if not isinstance(spec, Mapping):
+        return None
+    signature, doc = spec.get("signature"), spec.get("doc")
+    if not isinstance(signature, str) or not isinstance(doc, str):
+        return None
+    return signature.strip(), doc.strip()
+
+
+def _spec_lines(problem: CodingProblem, lead: str) -> list[str]:
+    spec = helper_spec(problem)
+    return [f"{lead}`{spec[0]}` {spec[1]}"] if spec else []
+
+
+def _helper_task(problem: CodingProblem) -> str:
+    spec = helper_spec(problem)
+    if spec is None:
+        return f"Write a helper function named `{HELPER_NAME}` that solves a useful part of this problem and returns its result."
+    return f"Write the helper function `{spec[0]}` {spec[1]}"

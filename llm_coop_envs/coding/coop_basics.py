@@ -1,0 +1,138 @@
+"""# CoopBasics (``coop_basics-v0``)
+
+A cooperative coding suite written by this project and shipped inside the package, so it loads
+offline with no download and no data folder. Each problem splits naturally into a helper function
+and a main function that uses it: the **helper** writes ``aux`` as the problem specifies it, the
+**main** agent writes the entry-point function and calls ``aux``. The problems are easy on
+purpose, in tiers from trivial to moderate, so that a small model (SmolLM2-135M-Instruct) solves
+some of them untrained and learning has room to show. They are original: small invented domains
+(shop stock, game scores, temperature logs, ticket codes, ...), not paraphrases of HumanEval, MBPP
+or other public sets, so the held-out split is unseen by any benchmark a pretrained model met.
+
+```python
+import llm_coop_envs
+env = llm_coop_envs.make("coop_basics-v0", split="test", tier=1)
+observations, infos = env.reset(seed=0)
+```
+
+| | |
+|---|---|
+| Agents | ``helper``, ``main`` (acting order in the sequential protocol); ``team="single"``: ``main`` alone |
+| Observation / action | any Unicode text (``UnicodeText`` space) |
+| Problems | every problem of the packaged ``tier<N>.json`` files; ``split`` picks ``train``, ``test`` (one third of each tier, spread through it) or ``all`` |
+| Reward | joint, the same for both agents: ``"levels"`` (default, 0–4.0), ``"execution"`` or a callable |
+| Solved | every test of the problem passes (ends the episode when ``stop_when_solved``) |
+
+## Tiers
+
+* **1, trivial**: ``aux`` is one arithmetic or string expression; main is one loop, comprehension
+  or builtin call over a list that uses it. The docstring says exactly what to compute.
+* **2, easy**: ``aux`` is a short predicate or transform; main filters, counts, sums or builds a string with it.
+* **3, moderate**: ``aux`` does a small computation (a digit sum, a clamp, a dict lookup); main
+  combines it over a list with a condition, or accumulates a list or dict.
+
+## Prompts
+
+Every problem names its helper: a signature (``def aux(price, count):``) and one sentence saying
+what ``aux`` returns. The helper is asked to write exactly that function; main is told what ``aux``
+takes and returns and to call it (it does not see the helper's code in the parallel protocol); the
+single agent of ``team="single"`` is told the same helper would be useful. Otherwise the prompts,
+the protocols (``"parallel"``, ``"sequential"``), the program assembly and the multi-turn feedback
+are those of ``coop_humaneval-v0``.
+
+## Tests as data
+
+Each problem carries its tests as data: positional ``args``, the ``expected`` return value and an
+optional ``compare`` (``"eq"``, the default, or ``"isclose"`` for floats). They are rendered into a
+``check(candidate)`` source with one assert per test, ``assert candidate(<args>) == <expected>`` or
+``assert math.isclose(candidate(<args>), <expected>, rel_tol=1e-6, abs_tol=1e-9)``, with the
+``repr`` of the values so the comparison is exact; each assert is scored on its own in the sandbox.
+
+## Reward
+
+The same as ``coop_humaneval-v0``: ``"levels"`` (structure 0.4 + 0.6, syntax 0.5, the share of tests
+passed up to 1.0, cooperation: main uses the helper's value +0.5 and is more than a thin wrapper
++1.0, throwing the value away −0.5; maximum 4.0, or 2.1 for ``team="single"``), ``"execution"`` or a
+callable. Every problem's reference helper and main earn 4.0 in the tests of this package.
+
+## Arguments
+
+| argument | default | meaning |
+|---|---|---|
+| ``split`` | ``"train"`` | ``"train"``, ``"test"`` or ``"all"``: each problem's own ``split`` field |
+| ``tier`` | ``None`` | only these tiers: an int (``1``) or a list (``[1, 2]``); ``None`` is every tier |
+| ``suite_dir`` | ``None`` | a folder of your own ``tier<N>.json`` files in this format; ``None`` is the packaged suite |
+| ``reward``, ``sandbox``, ``team`` | | as in ``coop_humaneval-v0`` |
+| ``num_turns``, ``feedback``, ``protocol``, ``share_replies``, ``stop_when_solved``, ``render_mode``, ... | | passed to ``CoopEnv`` |
+
+## File format
+
+A suite folder holds ``tier1.json``, ``tier2.json``, ...: each a JSON list of problems with
+``task_id`` (``coop_basics/t<tier>/<slug>``), ``tier``, ``split``, ``entry_point``, ``prompt`` (the
+signature and a docstring with examples), ``helper`` (``{"signature": "def aux(...):", "doc": "..."}``),
+``reference_helper``, ``reference_main`` and ``tests`` (at least 5). The loader checks every field
+and that task ids, entry points and prompts are unique, and says which file and problem is wrong.
+
+## Version history
+
+* v0: first version.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from llm_coop_envs.coding.factory import coding_env
+from llm_coop_envs.coding.suite import load_suite, packaged_suite_dir, to_row
+from llm_coop_envs.core.env import CoopEnv
+
+SUITE = "coop_basics"
+
+
+def env(
+    *,
+    split: str = "train",
+    tier: int | Iterable[int] | None = None,
+    suite_dir: str | os.PathLike | None = None,
+    **kwargs: Any,
+) -> CoopEnv:
+    """The CoopBasics env; see the module docstring for the arguments."""
+    if "data_path" in kwargs:
+        raise TypeError("coop_basics-v0 has no data_path: pass suite_dir= a folder of tier<N>.json files.")
+    rows = select(suite_rows(suite_dir), split, tier)
+    return coding_env(SUITE, rows, split="all", name="coop_basics-v0", **kwargs)
+
+
+def suite_rows(suite_dir: str | os.PathLike | None = None) -> list[dict[str, Any]]:
+    """Every problem of the suite as a HumanEval-style row (plus the suite's own fields)."""
+    return list(_rows(str(suite_dir or packaged_suite_dir(SUITE))))
+
+
+@functools.lru_cache(maxsize=8)
+def _rows(folder: str) -> tuple[dict[str, Any], ...]:
+    # Envs are made many times (trainers, tests, evaluation): read and check the files once per process.
+    return tuple(to_row(problem) for problem in load_suite(folder))
+
+
+def select(rows: list[dict[str, Any]], split: str, tier: int | Iterable[int] | None) -> list[dict[str, Any]]:
+    """The rows of ``split`` ("train", "test" or "all") in the chosen tiers."""
+    if split not in ("train", "test", "all"):
+        raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}.")
+    tiers = _tiers(tier, {row["tier"] for row in rows})
+    chosen = [row for row in rows if row["tier"] in tiers and split in ("all", row["split"])]
+    if not chosen:
+        raise ValueError(f"No {SUITE} problems in split {split!r} and tiers {sorted(tiers)}.")
+    return chosen
+
+
+def _tiers(tier: int | Iterable[int] | None, present: set[int]) -> set[int]:
+    if tier is None:
+        return present
+    tiers = {tier} if isinstance(tier, int) else set(tier)
+    unknown = tiers - present
+    if unknown or not all(isinstance(t, int) for t in tiers):
+        raise ValueError(f"tier must be one of {sorted(present)} or a list of them, got {tier!r}.")
+    return tiers
