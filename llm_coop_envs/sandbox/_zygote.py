@@ -17,6 +17,7 @@ import shutil
 import signal
 import stat
 
+import _confine
 import _monitor
 import _protocol
 import _reap
@@ -88,7 +89,7 @@ class Zygote:
 
     def _child(self, request: dict, fds: dict[str, int], scratch: str) -> None:
         try:
-            _runner.confine(request, fds, scratch, self.run_uid)
+            _confine.confine(request, fds, scratch, self.run_uid)
             _die_with_parent()  # after the uid change, which clears it
             _runner.run(request)
         except BaseException:
