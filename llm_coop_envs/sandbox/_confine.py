@@ -2,17 +2,109 @@
 
 Runs in the warm interpreter's fork, before the program; nothing here may be reachable by it
 afterwards (it is all done by the time untrusted code runs).
+
+Where the warm interpreter may create namespaces (root, or bwrap's user namespace), every run gets
+a mount and an IPC namespace of its own: a fresh size- and inode-bounded tmpfs as its scratch
+folder and /dev/shm, every other mount read-only, and no System V object or POSIX queue of another
+run in sight. When the run's last process exits, the kernel drops all of it at once, so what a run
+leaves behind can neither reach nor slow down the next one.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import signal
 import sys
 import threading
 
+import _seccomp
 from _runner import REPORT_FD
+
+_CLONE_NEWNS, _CLONE_NEWIPC = 0x00020000, 0x08000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
+_MS_REC, _MS_PRIVATE = 16384, 1 << 18
+# statvfs flags with the same value as the mount flag: a remount must keep them (a user
+# namespace may not clear a flag its parent set).
+_KEPT_FLAGS = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid nodev noexec noatime nodiratime relatime
+MAX_SCRATCH_FILES = 16384  # inodes of the scratch tmpfs: bounds what a run can leave behind
+SHM_BYTES = 1 << 20
+_CAP_VERSION_3 = 0x20080522
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int,
+           options: str | None = None) -> None:
+    _check(_libc.mount(source and source.encode(), target.encode(), fstype and fstype.encode(),
+                       ctypes.c_ulong(flags), options and options.encode()), f"mount {target}")
+
+
+def _mount_points() -> list[str]:
+    with open("/proc/self/mountinfo", "rb") as f:
+        points = [line.split()[4].decode() for line in f]
+    return [p for p in points if not (p in ("/proc", "/sys") or p.startswith(("/proc/", "/sys/")))]
+
+
+def _freeze_mounts() -> None:
+    """Every mount read-only for this run (devices stay usable: a read-only mount does not stop
+    writes to /dev/null)."""
+    for point in _mount_points():
+        try:
+            kept = os.statvfs(point).f_flag & _KEPT_FLAGS
+            _mount(None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
+        except OSError:
+            continue  # hidden below another mount, or gone; the seccomp filter and uid remain
+
+
+def private_mounts(scratch: str, uid: int, limits: dict, hidden: list[str]) -> None:
+    """A mount and IPC namespace of this run's own, with fresh tmpfs at `scratch` and /dev/shm,
+    and an empty read-only folder in place of each `hidden` one."""
+    _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "unshare")
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    _freeze_mounts()
+    owner = f"mode=0700,uid={uid},gid={uid}"
+    _mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV,
+           f"size={limits['max_file_mb']}m,nr_inodes={MAX_SCRATCH_FILES},{owner}")
+    _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV,
+           f"size={SHM_BYTES},nr_inodes=256,{owner}")
+    for path in hidden:
+        _mount("tmpfs", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV, "size=4k,nr_inodes=1")
+
+
+def namespaces_work(probe_dir: str) -> bool:
+    """Whether a forked child can make the run's private mounts here (probed once per worker)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            private_mounts(probe_dir, os.getuid(), {"max_file_mb": 1}, [])
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def _drop_capabilities() -> None:
+    """Clears every capability (bwrap's user namespace gives the warm interpreter some)."""
+    empty = (_CapData * 2)()
+    _check(_libc.capset(ctypes.byref(_CapHeader(_CAP_VERSION_3, 0)), empty), "capset")
 
 
 def _wire_fds(fds: dict[str, int]) -> None:
@@ -41,11 +133,11 @@ def _set_limits(limits: dict, nproc_base: int) -> None:
 
 
 def _drop_privileges(uid: int | None) -> None:
-    if uid is None:
-        return
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    _drop_capabilities()
 
 
 def _disable_trace_hooks() -> None:
@@ -58,10 +150,14 @@ def _disable_trace_hooks() -> None:
     threading.settrace = threading.setprofile = refuse
 
 
-def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None) -> None:
-    """Everything that must happen before the first untrusted byte runs."""
+def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None,
+            private: list[str] | None) -> None:
+    """Everything that must happen before the first untrusted byte runs. `private`: None, or
+    the folders to hide in the run's own mount and IPC namespace (see the module's docstring)."""
     os.setsid()
     _wire_fds(fds)
+    if private is not None:
+        private_mounts(scratch, uid if uid is not None else os.getuid(), request["limits"], private)
     os.chdir(scratch)
     os.environ.clear()
     os.environ.update({"HOME": scratch, "TMPDIR": scratch, "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -71,3 +167,4 @@ def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None) -
     _drop_privileges(uid)
     _set_limits(request["limits"], request.get("nproc_base", 0))
     _disable_trace_hooks()
+    _seccomp.install()

@@ -13,9 +13,9 @@ import gc
 import importlib
 import os
 import secrets
-import shutil
+import select
 import signal
-import stat
+import sys
 
 import _confine
 import _monitor
@@ -23,6 +23,7 @@ import _protocol
 import _reap
 import _runner
 import _testcache
+import _trash
 
 _PR_SET_PDEATHSIG = 1
 _HARNESS_FAILURE = 70
@@ -57,30 +58,32 @@ def _preload(modules: list[str]) -> list[str]:
     return failed
 
 
-def _remove_tree(path: str) -> None:
-    """rmtree that first gives back permissions a program may have taken away."""
-    def retry(function, failed_path, _exc_info):
-        try:
-            os.chmod(os.path.dirname(failed_path), stat.S_IRWXU)
-            os.chmod(failed_path, stat.S_IRWXU)
-        except OSError:
-            pass
-        function(failed_path)
-    shutil.rmtree(path, onerror=retry)
-
-
 class Zygote:
     def __init__(self, hello: dict) -> None:
         self.mode = "namespace" if hello["pid_namespace"] else "plain"
-        self.run_uid: int | None = hello.get("run_uid")
+        # Root gives every run a uid of its own, so nothing a run leaves (a file, a process) is
+        # owned by the uid of the next one.
+        self.fresh_uids: bool = hello["fresh_uids"]
+        self.run_uid: int | None = None
         self.scratch_root: str = hello["scratch_root"]
         self.nproc_base: int = hello.get("nproc_base", 0)
         self.runs = 0
         self.tests = _testcache.TestCache()
-        self.pending: tuple[int, str] | None = None  # (child, scratch) still to be cleaned up
+        self.pending: int | None = None  # the child whose run is still to be cleaned up
+        self.scratch = os.path.join(self.scratch_root, "run")
+        os.mkdir(self.scratch, 0o755)
+        self.private = _confine.namespaces_work(self.scratch)  # else: a scratch folder per run
+        self.hidden: list[str] = hello.get("hidden", [])
+        self.trash = None if self.private else _trash.Trash(self.scratch_root)
 
-    def _scratch(self) -> str:
+    def _next_run(self) -> str:
+        """A uid and a scratch folder for the next run."""
         self.runs += 1
+        if self.fresh_uids:
+            self.run_uid = _fresh_uid()
+            _remember_uid(self.scratch_root, self.run_uid)
+        if self.private:
+            return self.scratch  # a fresh tmpfs is mounted on it in the run's own namespace
         path = os.path.join(self.scratch_root, f"run-{self.runs}")
         os.mkdir(path, 0o700)
         if self.run_uid is not None:
@@ -89,7 +92,8 @@ class Zygote:
 
     def _child(self, request: dict, fds: dict[str, int], scratch: str) -> None:
         try:
-            _confine.confine(request, fds, scratch, self.run_uid)
+            _confine.confine(request, fds, scratch, self.run_uid,
+                             self.hidden if self.private else None)
             _die_with_parent()  # after the uid change, which clears it
             _runner.run(request)
         except BaseException:
@@ -97,7 +101,7 @@ class Zygote:
         os._exit(0)
 
     def serve(self, request: dict) -> dict:
-        scratch = self._scratch()
+        scratch = self._next_run()
         request["nonce"] = secrets.token_hex(16)
         request["nproc_base"] = self.nproc_base
         request["compiled"] = self.tests.lookup(request["tests"])
@@ -109,20 +113,36 @@ class Zygote:
             self._child(request, {n: w for n, (_, w) in pipes.items()}, scratch)
         for _, write_end in pipes.values():
             os.close(write_end)
+        run_uid = self.run_uid
         facts = _monitor.watch(
             pid, {n: r for n, (r, _) in pipes.items()}, request["limits"], request["nonce"],
-            len(request["tests"]), lambda child: _reap.signal_run(self.mode, self.run_uid, child))
-        self.pending = (pid, scratch)
+            len(request["tests"]), lambda child: _reap.signal_run(self.mode, run_uid, child))
+        self.pending = pid
+        if self.trash is not None:
+            self.trash.add(scratch)
         return facts
 
     def clean_up(self) -> None:
         """After the reply: every process of the run already has SIGKILL pending and can run no
-        more code; wait until they are all gone and remove the scratch directory."""
+        more code; wait until they are all gone. A private run's files go with its namespace;
+        a plain run's scratch folder was renamed into the trash, emptied while no request waits."""
         if self.pending is not None:
-            pid, scratch = self.pending
-            _reap.kill_run(self.mode, self.run_uid, pid)
-            _remove_tree(scratch)
+            _reap.kill_run(self.mode, self.run_uid, self.pending)
             self.pending = None
+
+
+def _fresh_uid() -> int:
+    return 1_000_000 + secrets.randbelow(2_000_000_000 - 1_000_000)
+
+
+def _remember_uid(scratch_root: str, uid: int) -> None:
+    """Written where the host can read it: if this interpreter dies mid-run, the host kills the
+    run's processes by this uid (worker.py)."""
+    path = os.path.join(scratch_root, _protocol.RUN_UID_FILE)
+    fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, str(uid).encode())
+    os.close(fd)
+    os.replace(path + ".new", path)
 
 
 def main() -> None:
@@ -130,6 +150,7 @@ def main() -> None:
     hello = _protocol.read_frame(host_in)
     if not hello["pid_namespace"]:
         _die_with_parent()
+    sys.path[1:1] = hello.get("path", [])  # the allowed packages, after the harness's folder
     failed = _preload(hello.get("preload", []))
     _reap.become_subreaper()
     zygote = Zygote(hello)
@@ -145,6 +166,12 @@ def main() -> None:
             return
         _protocol.write_frame(host_out, zygote.serve(request))
         zygote.clean_up()
+        if zygote.trash is not None:
+            zygote.trash.empty_until(lambda: _waiting(host_in))
+
+
+def _waiting(fd: int) -> bool:
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 if __name__ == "__main__":

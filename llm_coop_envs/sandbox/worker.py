@@ -91,9 +91,8 @@ class Worker:
                 stream.close()
             except OSError:
                 pass
-        run_uid = self.plan.hello.get("run_uid")
-        if run_uid is not None and self.plan.backend == "subprocess":
-            kill_uid(run_uid)
+        if self.plan.hello.get("fresh_uids") and self.plan.scratch_dir:
+            _kill_last_run(self.plan.scratch_dir)
         if self.plan.scratch_dir:
             shutil.rmtree(self.plan.scratch_dir, ignore_errors=True)
 
@@ -109,6 +108,18 @@ def _widen_pipe(fd: int) -> int:
         return max(fcntl.fcntl(fd, _F_GETPIPE_SZ) - 4096, 0)
     except OSError:
         return 0
+
+
+def _kill_last_run(scratch_dir: str) -> None:
+    """Daemons of the last run outlive a warm interpreter that died (no PID namespace here):
+    kill them by the run's uid, which the interpreter wrote down before starting it."""
+    try:
+        with open(os.path.join(scratch_dir, _protocol.RUN_UID_FILE)) as f:
+            uid = int(f.read())
+    except (OSError, ValueError):
+        return
+    if uid > 0:
+        kill_uid(uid)
 
 
 def kill_uid(uid: int) -> None:
