@@ -73,11 +73,25 @@ def _freeze_mounts() -> None:
             continue  # hidden below another mount, or gone; the seccomp filter and uid remain
 
 
-def private_mounts(scratch: str, uid: int, limits: dict, hidden: list[str]) -> None:
+def _reveal(private: dict[str, list[str]]) -> None:
+    """Replaces each private folder (e.g. /root) by an empty, traversable one holding only the
+    given paths below it (the interpreter), which the run's uid could not reach otherwise."""
+    for folder, keep in private.items():
+        sources = [os.open(path, os.O_PATH) for path in keep]
+        _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=64k")
+        for path, fd in zip(keep, sources):
+            os.makedirs(path, exist_ok=True)
+            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
+            os.close(fd)
+
+
+def private_mounts(scratch: str, uid: int, limits: dict, hidden: list[str],
+                   private: dict[str, list[str]] | None = None) -> None:
     """A mount and IPC namespace of this run's own, with fresh tmpfs at `scratch` and /dev/shm,
     and an empty read-only folder in place of each `hidden` one."""
     _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    _reveal(private or {})
     _freeze_mounts()
     owner = f"mode=0700,uid={uid},gid={uid}"
     _mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV,
@@ -151,13 +165,14 @@ def _disable_trace_hooks() -> None:
 
 
 def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None,
-            private: list[str] | None) -> None:
-    """Everything that must happen before the first untrusted byte runs. `private`: None, or
-    the folders to hide in the run's own mount and IPC namespace (see the module's docstring)."""
+            view: dict | None) -> None:
+    """Everything that must happen before the first untrusted byte runs. `view`: None, or what
+    to hide and reveal in the run's own mount and IPC namespace (see the module's docstring)."""
     os.setsid()
     _wire_fds(fds)
-    if private is not None:
-        private_mounts(scratch, uid if uid is not None else os.getuid(), request["limits"], private)
+    if view is not None:
+        private_mounts(scratch, uid if uid is not None else os.getuid(), request["limits"],
+                       view["hidden"], view["private"])
     os.chdir(scratch)
     os.environ.clear()
     os.environ.update({"HOME": scratch, "TMPDIR": scratch, "PATH": "/usr/local/bin:/usr/bin:/bin",

@@ -73,7 +73,7 @@ class Zygote:
         self.scratch = os.path.join(self.scratch_root, "run")
         os.mkdir(self.scratch, 0o755)
         self.private = _confine.namespaces_work(self.scratch)  # else: a scratch folder per run
-        self.hidden: list[str] = hello.get("hidden", [])
+        self.view = {"hidden": hello.get("hidden", []), "private": hello.get("private", {})}
         self.trash = None if self.private else _trash.Trash(self.scratch_root)
 
     def _next_run(self) -> str:
@@ -93,7 +93,7 @@ class Zygote:
     def _child(self, request: dict, fds: dict[str, int], scratch: str) -> None:
         try:
             _confine.confine(request, fds, scratch, self.run_uid,
-                             self.hidden if self.private else None)
+                             self.view if self.private else None)
             _die_with_parent()  # after the uid change, which clears it
             _runner.run(request)
         except BaseException:

@@ -8,6 +8,7 @@ import importlib.util
 import os
 import shutil
 import site
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -161,6 +162,20 @@ def _hidden_on_host(scratch: str) -> list[str]:
     return sorted(hidden)
 
 
+def _private_folders() -> dict[str, list[str]]:
+    """Folders other users cannot traverse (e.g. /root) above the interpreter's paths, with those
+    paths: a run under its own uid gets them revealed in its mount namespace (_confine.py)."""
+    private: dict[str, list[str]] = {}
+    for path in _interpreter_paths():
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            ancestor = "/" + "/".join(parts[:depth])
+            if not os.stat(ancestor).st_mode & stat.S_IXOTH:
+                private.setdefault(ancestor, []).append(path)
+                break
+    return private
+
+
 def _python_argv(script: str) -> list[str]:
     # -E -s: no environment, no user site; -S: no site-packages on the path (the allowed ones
     # come through hello["path"]); -B: write no bytecode.
@@ -226,7 +241,8 @@ def plan(backend: str, preload: tuple[str, ...], scratch_mb: int) -> LaunchPlan:
         return LaunchPlan("bwrap", argv, hello, None)
     scratch = tempfile.mkdtemp(prefix="llm-coop-sandbox-")
     os.chmod(scratch, 0o711)  # runs under another uid must reach their own subfolder
-    hello.update(pid_namespace=False, scratch_root=scratch, path=[], hidden=_hidden_on_host(scratch))
+    hello.update(pid_namespace=False, scratch_root=scratch, path=[], hidden=_hidden_on_host(scratch),
+                 private=_private_folders() if fresh_uids else {})
     if allowed:
         site_dir = os.path.join(scratch, "site")
         os.mkdir(site_dir, 0o755)
