@@ -8,9 +8,9 @@ import json
 import llm_coop_envs
 from llm_coop_envs.sandbox.text import safe_text
 
-HOSTILE_MAIN = ("import os\n"
-                "os.write(1, b'\\xff\\xfe\\x1b[2J' * 1000)\n"
-                "raise ValueError('\\udcff\\ud800' * 5 + 'x' * 10_000_000)\n")
+HOSTILE_BODY = ("    import os\n"
+                "    os.write(1, b'\\xff\\xfe\\x1b[2J' * 1000)\n"
+                "    raise ValueError('\\udcff\\ud800' * 5 + 'x' * 10_000_000)\n")
 
 
 def test_safe_text_replaces_surrogates_and_controls_and_caps() -> None:
@@ -23,8 +23,10 @@ def test_safe_text_replaces_surrogates_and_controls_and_caps() -> None:
 def test_hostile_exception_text_gives_a_normal_step() -> None:
     env = llm_coop_envs.make("mbpp-v0", split="test", num_turns=2)
     env.reset(options={"index": 0})
+    main = f"def {env.task.problems[0].entry_point}(*args):\n    aux(0)\n" + HOSTILE_BODY
     observations, rewards, _, _, infos = env.step({"helper": "def aux(x):\n    return x\n",
-                                                   "main": HOSTILE_MAIN})
+                                                   "main": main})
+    assert infos["main"]["details"]["tests"][0]["error_type"] == "ValueError"
     for text in observations.values():
         text.encode("utf-8")
     json.dumps(infos, ensure_ascii=False, default=str).encode("utf-8")
