@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import time
 
-from llm_coop_envs.sandbox import _protocol, _reap
+from llm_coop_envs.sandbox import _cgroup, _protocol, _reap
 from llm_coop_envs.sandbox.backend import CLEAN_ENV, LaunchPlan
 
 _START_TIMEOUT_S = 30.0
@@ -31,8 +31,10 @@ class Worker:
     def __init__(self, plan: LaunchPlan) -> None:
         self.plan = plan
         self._log = tempfile.TemporaryFile()
+        self.cgroup = _cgroup.create()
+        argv = _cgroup.argv_inside(self.cgroup, plan.argv) if self.cgroup else plan.argv
         # Its own session: the whole sandbox can be killed as one process group.
-        self.proc = subprocess.Popen(plan.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, env=CLEAN_ENV, cwd="/",
                                      start_new_session=True, close_fds=True)
         self.preload_failed: list[str] = []
@@ -95,6 +97,8 @@ class Worker:
             _kill_last_run(self.plan.scratch_dir)
         if self.plan.scratch_dir:
             shutil.rmtree(self.plan.scratch_dir, ignore_errors=True)
+        if self.cgroup:
+            _cgroup.remove(self.cgroup)
 
 
 def _widen_pipe(fd: int) -> int:
