@@ -4,9 +4,9 @@ Runs in the warm interpreter's fork, before the program; nothing here may be rea
 afterwards (it is all done by the time untrusted code runs).
 
 Where the warm interpreter may create namespaces (root, or bwrap's user namespace), every run gets
-a mount and an IPC namespace of its own: a fresh size- and inode-bounded tmpfs as its scratch
-folder and /dev/shm, every other mount read-only, and no System V object or POSIX queue of another
-run in sight. When the run's last process exits, the kernel drops all of it at once, so what a run
+a mount namespace of its own: a fresh size- and inode-bounded tmpfs as its scratch folder and
+/dev/shm, every other mount read-only. System V IPC and POSIX queues are denied by the seccomp
+filter; where there is none (not x86_64), the run gets an IPC namespace of its own instead. When the run's last process exits, the kernel drops all of it at once, so what a run
 leaves behind can neither reach nor slow down the next one.
 """
 
@@ -25,9 +25,8 @@ from _runner import REPORT_FD
 _CLONE_NEWNS, _CLONE_NEWIPC = 0x00020000, 0x08000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
 _MS_REC, _MS_PRIVATE = 16384, 1 << 18
-# statvfs flags with the same value as the mount flag: a remount must keep them (a user
-# namespace may not clear a flag its parent set).
-_KEPT_FLAGS = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid nodev noexec noatime nodiratime relatime
+_KEPT_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
+               "relatime": 2097152}
 MAX_SCRATCH_FILES = 16384  # inodes of the scratch tmpfs: bounds what a run can leave behind
 SHM_BYTES = 1 << 20
 _CAP_VERSION_3 = 0x20080522
@@ -56,21 +55,19 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int,
                        ctypes.c_ulong(flags), options and options.encode()), f"mount {target}")
 
 
-def _mount_points() -> list[str]:
+def writable_mounts() -> list[tuple[str, int]]:
+    """The mounts a run could write to, with the flags that a read-only remount must keep (a user
+    namespace may not clear a flag its parent set). Read once by the warm interpreter: its mount
+    table does not change, and a child then only makes the remount calls."""
+    found = []
     with open("/proc/self/mountinfo", "rb") as f:
-        points = [line.split()[4].decode() for line in f]
-    return [p for p in points if not (p in ("/proc", "/sys") or p.startswith(("/proc/", "/sys/")))]
-
-
-def _freeze_mounts() -> None:
-    """Every mount read-only for this run (devices stay usable: a read-only mount does not stop
-    writes to /dev/null)."""
-    for point in _mount_points():
-        try:
-            kept = os.statvfs(point).f_flag & _KEPT_FLAGS
-            _mount(None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
-        except OSError:
-            continue  # hidden below another mount, or gone; the seccomp filter and uid remain
+        for line in f:
+            fields = line.split()
+            point, options = fields[4].decode(), fields[5].decode().split(",")
+            if "ro" in options or point in ("/proc", "/sys") or point.startswith(("/proc/", "/sys/")):
+                continue
+            found.append((point, sum(flag for name, flag in _KEPT_FLAGS.items() if name in options)))
+    return found
 
 
 def _reveal(private: dict[str, list[str]]) -> None:
@@ -85,20 +82,24 @@ def _reveal(private: dict[str, list[str]]) -> None:
             os.close(fd)
 
 
-def private_mounts(scratch: str, uid: int, limits: dict, hidden: list[str],
-                   private: dict[str, list[str]] | None = None) -> None:
-    """A mount and IPC namespace of this run's own, with fresh tmpfs at `scratch` and /dev/shm,
-    and an empty read-only folder in place of each `hidden` one."""
-    _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "unshare")
+def private_mounts(scratch: str, uid: int, limits: dict, view: dict) -> None:
+    """A mount namespace of this run's own, with fresh tmpfs at `scratch` and /dev/shm, every
+    mount in view["writable"] read-only, and an empty read-only folder in place of each of
+    view["hidden"]. An IPC namespace too, unless the seccomp filter already denies all IPC."""
+    _check(_libc.unshare(_CLONE_NEWNS | (0 if _seccomp.AVAILABLE else _CLONE_NEWIPC)), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
-    _reveal(private or {})
-    _freeze_mounts()
+    _reveal(view.get("private", {}))
+    for point, kept in view["writable"]:
+        try:
+            _mount(None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
+        except OSError:
+            continue  # covered by another mount since; the uid and seccomp filter remain
     owner = f"mode=0700,uid={uid},gid={uid}"
     _mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV,
            f"size={limits['max_file_mb']}m,nr_inodes={MAX_SCRATCH_FILES},{owner}")
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV,
            f"size={SHM_BYTES},nr_inodes=256,{owner}")
-    for path in hidden:
+    for path in view.get("hidden", []):
         _mount("tmpfs", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV, "size=4k,nr_inodes=1")
 
 
@@ -107,7 +108,7 @@ def namespaces_work(probe_dir: str) -> bool:
     pid = os.fork()
     if pid == 0:
         try:
-            private_mounts(probe_dir, os.getuid(), {"max_file_mb": 1}, [])
+            private_mounts(probe_dir, os.getuid(), {"max_file_mb": 1}, {"writable": writable_mounts()})
             os._exit(0)
         except BaseException:
             os._exit(1)
@@ -171,8 +172,7 @@ def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None,
     os.setsid()
     _wire_fds(fds)
     if view is not None:
-        private_mounts(scratch, uid if uid is not None else os.getuid(), request["limits"],
-                       view["hidden"], view["private"])
+        private_mounts(scratch, uid if uid is not None else os.getuid(), request["limits"], view)
     os.chdir(scratch)
     os.environ.clear()
     os.environ.update({"HOME": scratch, "TMPDIR": scratch, "PATH": "/usr/local/bin:/usr/bin:/bin",

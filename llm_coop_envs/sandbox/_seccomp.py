@@ -94,6 +94,7 @@ def _compile() -> _Program | None:
 
 # Built once in the warm interpreter, so a forked child only makes two prctl calls.
 _FILTER = _compile()
+AVAILABLE = _FILTER is not None
 _prctl = ctypes.CDLL(None, use_errno=True).prctl
 
 

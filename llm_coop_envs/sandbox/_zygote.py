@@ -73,7 +73,8 @@ class Zygote:
         self.scratch = os.path.join(self.scratch_root, "run")
         os.mkdir(self.scratch, 0o755)
         self.private = _confine.namespaces_work(self.scratch)  # else: a scratch folder per run
-        self.view = {"hidden": hello.get("hidden", []), "private": hello.get("private", {})}
+        self.view = {"hidden": hello.get("hidden", []), "private": hello.get("private", {}),
+                     "writable": _confine.writable_mounts()}
         self.trash = None if self.private else _trash.Trash(self.scratch_root)
 
     def _next_run(self) -> str:
@@ -124,11 +125,17 @@ class Zygote:
 
     def clean_up(self) -> None:
         """After the reply: every process of the run already has SIGKILL pending and can run no
-        more code; wait until they are all gone. A private run's files go with its namespace;
-        a plain run's scratch folder was renamed into the trash, emptied while no request waits."""
-        if self.pending is not None:
+        more code. Where that kill was atomic (a PID namespace, or a uid of the run's own), their
+        exit (which tears down the run's namespace and tmpfs, a few ms) overlaps the next run:
+        they are reaped as they finish. Otherwise wait until they are all gone. A plain run's
+        scratch folder was renamed into the trash, emptied while no request waits."""
+        if self.pending is None:
+            return
+        if self.mode == "namespace" or self.run_uid is not None:
+            _reap.reap_exited()
+        else:
             _reap.kill_run(self.mode, self.run_uid, self.pending)
-            self.pending = None
+        self.pending = None
 
 
 def _fresh_uid() -> int:
