@@ -148,10 +148,9 @@ def allowed_packages(preload: tuple[str, ...]) -> dict[str, str]:
 
 def _hidden_on_host(scratch: str) -> list[str]:
     """What a run of the subprocess backend must not see, where it gets its own mount namespace
-    (root): the project's checkout, site-packages, the data sets and home folders, each replaced
-    by an empty folder. Paths holding the interpreter or the scratch folder stay visible."""
-    project = os.path.dirname(os.path.dirname(os.path.dirname(ZYGOTE_SCRIPT)))
-    candidates = [project, "/home", os.environ.get("LLM_COOP_DATA_DIR", "")]
+    (root): site-packages, the data sets and home folders, each replaced by an empty folder (the
+    checkout: see plan). Paths holding the interpreter or the scratch folder stay visible."""
+    candidates = ["/home", os.environ.get("LLM_COOP_DATA_DIR", "")]
     candidates += _site_dirs() + [p for p in site.getsitepackages() + [site.getusersitepackages()]]
     needed = _interpreter_paths() + [scratch]
     hidden = set()
@@ -160,6 +159,11 @@ def _hidden_on_host(scratch: str) -> list[str]:
         if os.path.isdir(real) and not any(n == real or n.startswith(real + "/") for n in needed):
             hidden.add(real)
     return sorted(hidden)
+
+
+def _project_root() -> str:
+    """The folder holding this package (the checkout, or site-packages when installed)."""
+    return os.path.realpath(os.path.dirname(os.path.dirname(os.path.dirname(ZYGOTE_SCRIPT))))
 
 
 def _private_folders() -> dict[str, list[str]]:
@@ -243,6 +247,10 @@ def plan(backend: str, preload: tuple[str, ...], scratch_mb: int) -> LaunchPlan:
     os.chmod(scratch, 0o711)  # runs under another uid must reach their own subfolder
     hello.update(pid_namespace=False, scratch_root=scratch, path=[], hidden=_hidden_on_host(scratch),
                  private=_private_folders() if fresh_uids else {})
+    project = _project_root()
+    if not any(p == project or p.startswith(project + "/") for p in _interpreter_paths() + [scratch]):
+        # the checkout is hidden but for the harness, which a run may still import lazily
+        hello["private"][project] = [os.path.dirname(ZYGOTE_SCRIPT)]
     if allowed:
         site_dir = os.path.join(scratch, "site")
         os.mkdir(site_dir, 0o755)
