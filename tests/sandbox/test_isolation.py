@@ -15,8 +15,10 @@ import sys
 
 import pytest
 
-from llm_coop_envs.sandbox import _cgroup, _seccomp, pool, run_tests_batch
+from llm_coop_envs.sandbox import _cgroup, _seccomp
+from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox.backend import bwrap_works
+from llm_coop_envs.sandbox.worker import Worker
 
 from . import hostile
 
@@ -97,12 +99,16 @@ def test_concurrent_workers_have_cpu_cgroups_of_their_own(backend: str) -> None:
     """CPU fairness: sibling cgroups share the CPU equally, however many processes each has."""
     if _cgroup._parent() is None:
         pytest.skip("no writable cgroup v1 cpu hierarchy here: documented bound is RLIMIT_CPU/NPROC")
-    program = "import time\ntime.sleep(0.3)\n"
-    run_tests_batch([(program, [], None)] * 2, hostile._config(backend), workers=2)
-    workers = [w for p in pool._pools.values() if p.backend == backend for w in p._idle]
-    groups = set()
-    for worker in workers:
-        with open(f"/proc/{worker.proc.pid}/cgroup") as f:
-            fields = [line.rstrip("\n").split(":", 2) for line in f]
-        groups |= {path for _, controllers, path in fields if "cpu" in controllers.split(",")}
-    assert len(workers) >= 2 and len(groups) >= 2 and all("llm-coop-sandbox-" in g for g in groups)
+    workers = [Worker(backends.plan(backend, (), 16)) for _ in range(2)]
+    try:
+        groups = set()
+        for worker in workers:
+            worker.handshake()
+            with open(f"/proc/{worker.proc.pid}/cgroup") as f:
+                fields = [line.rstrip("\n").split(":", 2) for line in f]
+            groups |= {path for _, controllers, path in fields if "cpu" in controllers.split(",")}
+        assert len(groups) == 2 and all("llm-coop-sandbox-" in g for g in groups), groups
+    finally:
+        for worker in workers:
+            worker.close()
+    assert not any(os.path.exists(os.path.dirname(w.cgroup)) for w in workers), "cgroups removed"
