@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
 import time
 
-from llm_coop_envs.sandbox import _cgroup, _protocol, _reap
+from llm_coop_envs.sandbox import _cgroup, _protocol, _reap, _trash
 from llm_coop_envs.sandbox.backend import CLEAN_ENV, LaunchPlan
 
 _START_TIMEOUT_S = 30.0
@@ -96,7 +95,7 @@ class Worker:
         if self.plan.hello.get("fresh_uids") and self.plan.scratch_dir:
             _kill_last_run(self.plan.scratch_dir)
         if self.plan.scratch_dir:
-            shutil.rmtree(self.plan.scratch_dir, ignore_errors=True)
+            _trash.remove_tree(self.plan.scratch_dir)
         if self.cgroup:
             _cgroup.remove(self.cgroup)
 

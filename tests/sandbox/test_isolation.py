@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from llm_coop_envs.sandbox import _cgroup, _seccomp
+from llm_coop_envs.sandbox import _cgroup, _seccomp, _trash
 from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox.backend import bwrap_works
 from llm_coop_envs.sandbox.worker import Worker
@@ -112,3 +112,35 @@ def test_concurrent_workers_have_cpu_cgroups_of_their_own(backend: str) -> None:
         for worker in workers:
             worker.close()
     assert not any(os.path.exists(os.path.dirname(w.cgroup)) for w in workers), "cgroups removed"
+
+
+def _deep_tree(top: str, depth: int, files: int) -> None:
+    """`files` files at the top and a chain of `depth` folders, the deepest without any rights."""
+    os.mkdir(top)
+    for i in range(files):
+        open(os.path.join(top, f"f{i}"), "w").close()
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.fchmod(fd, 0)
+    os.close(fd)
+
+
+def test_remove_tree_deletes_any_depth(tmp_path) -> None:
+    top = str(tmp_path / "left")
+    _deep_tree(top, depth=3000, files=500)  # deeper than PATH_MAX and the recursion limit
+    _trash.remove_tree(top)
+    assert not os.path.exists(top)
+
+
+def test_trash_is_emptied_only_while_nothing_waits(tmp_path) -> None:
+    trash = _trash.Trash(str(tmp_path))
+    _deep_tree(str(tmp_path / "run-1"), depth=50, files=1000)
+    trash.add(str(tmp_path / "run-1"))
+    trash.empty_until(lambda: True)  # a request waits: stops after one batch of entries
+    assert len(os.listdir(os.path.join(trash.path, "1"))) > 900
+    trash.empty_until(lambda: False)
+    assert os.listdir(trash.path) == []
