@@ -12,6 +12,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -45,6 +46,12 @@ def _private_ancestor(path: str) -> str | None:
     return None
 
 
+def _scratch_roots_of(uid: int) -> set[str]:
+    folder = tempfile.gettempdir()
+    return {name for name in os.listdir(folder) if name.startswith("llm-coop-sandbox-")
+            and os.lstat(os.path.join(folder, name)).st_uid == uid}
+
+
 def _as_nobody(backend: str) -> dict:
     """Runs the suite as uid 65534. When the interpreter lives below a folder only root may
     traverse (/root/.pyenv), a private mount namespace makes just that folder traversable."""
@@ -69,7 +76,9 @@ def _as_nobody(backend: str) -> dict:
 def test_contained_as_an_ordinary_user(backend: str) -> None:
     if _private_ancestor(ROOT):
         pytest.skip(f"the checkout {ROOT} is not readable by uid {NOBODY}")
+    before = _scratch_roots_of(NOBODY)
     contained = _as_nobody(backend)
+    assert _scratch_roots_of(NOBODY) <= before, "the workers' scratch folders were not removed"
     weak = WEAK_FOR_AN_ORDINARY_USER[backend]
     escaped = {c for c, ok in contained.items() if not ok}
     assert escaped <= weak, contained  # the weak ones are documented, not promised either way
