@@ -124,14 +124,16 @@ class Zygote:
         return facts
 
     def clean_up(self) -> None:
-        """After the reply: every process of the run already has SIGKILL pending and can run no
-        more code. Where that kill was atomic (a PID namespace, or a uid of the run's own), their
-        exit (which tears down the run's namespace and tmpfs, a few ms) overlaps the next run:
-        they are reaped as they finish. Otherwise wait until they are all gone. A plain run's
-        scratch folder was renamed into the trash, emptied while no request waits."""
+        """After the reply: one more atomic SIGKILL sweep over the run (a PID namespace's kill(-1),
+        or a kill by the run's own uid), after which none of its processes can run code; their
+        exit (which tears down the run's namespace and tmpfs, a few ms) then overlaps the next
+        run, and they are reaped as they finish. Where no atomic sweep exists (walking /proc),
+        wait until they are all gone. A plain run's scratch folder was renamed into the trash,
+        emptied while no request waits."""
         if self.pending is None:
             return
         if self.mode == "namespace" or self.run_uid is not None:
+            _reap.signal_run(self.mode, self.run_uid, self.pending)
             _reap.reap_exited()
         else:
             _reap.kill_run(self.mode, self.run_uid, self.pending)

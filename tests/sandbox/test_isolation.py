@@ -46,24 +46,19 @@ def _private_ancestor(path: str) -> str | None:
     return None
 
 
-def _scratch_roots_of(uid: int) -> set[str]:
-    folder = tempfile.gettempdir()
-    return {name for name in os.listdir(folder) if name.startswith("llm-coop-sandbox-")
-            and os.lstat(os.path.join(folder, name)).st_uid == uid}
-
-
-def _as_nobody(backend: str) -> dict:
+def _as_nobody(backend: str, tmp: str) -> dict:
     """Runs the suite as uid 65534. When the interpreter lives below a folder only root may
     traverse (/root/.pyenv), a private mount namespace makes just that folder traversable."""
     prefix = os.path.realpath(sys.base_prefix)
     ancestor = _private_ancestor(prefix)
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ROOT, "LANG": "C.UTF-8",
-           "LLM_COOP_DATA_DIR": os.environ.get("LLM_COOP_DATA_DIR", ""), "HOME": "/nonexistent"}
+           "LLM_COOP_DATA_DIR": os.environ.get("LLM_COOP_DATA_DIR", ""), "HOME": "/nonexistent",
+           "TMPDIR": tmp}
     run = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
            sys.executable, "-m", "tests.sandbox.hostile", backend]
     if ancestor:
         script = ('set -e; mount --make-rprivate /; t=$(mktemp -d); mount --bind "$1" "$t"; '
-                  'mount -t tmpfs -o mode=0755 tmpfs "$2"; mkdir -p "$1"; mount --move "$t" "$1"; '
+                  'mount -t tmpfs -o mode=0755 tmpfs "$2"; mkdir -p "$1"; mount --move "$t" "$1"; rmdir "$t"; '
                   'shift 2; exec "$@"')
         run = ["unshare", "--mount", "sh", "-c", script, "sh", prefix, ancestor] + run
     done = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -76,9 +71,13 @@ def _as_nobody(backend: str) -> dict:
 def test_contained_as_an_ordinary_user(backend: str) -> None:
     if _private_ancestor(ROOT):
         pytest.skip(f"the checkout {ROOT} is not readable by uid {NOBODY}")
-    before = _scratch_roots_of(NOBODY)
-    contained = _as_nobody(backend)
-    assert _scratch_roots_of(NOBODY) <= before, "the workers' scratch folders were not removed"
+    tmp = tempfile.mkdtemp(prefix="nobody-")
+    os.chown(tmp, NOBODY, NOBODY)
+    try:
+        contained = _as_nobody(backend, tmp)
+        assert os.listdir(tmp) == [], "the workers' scratch folders were not removed"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     weak = WEAK_FOR_AN_ORDINARY_USER[backend]
     escaped = {c for c, ok in contained.items() if not ok}
     assert escaped <= weak, contained  # the weak ones are documented, not promised either way
