@@ -29,10 +29,12 @@ from llm_coop_envs.core.spaces import UnicodeText
 from llm_coop_envs.core.task import Evaluation, Task
 from llm_coop_envs.core.transcript import partner_context, render_transcript, revision_prompt
 from llm_coop_envs.feedback import FeedbackContext, TestsFeedback, feedback_provider, is_deterministic
+from llm_coop_envs.sandbox.text import safe_text
 
 PROTOCOLS = ("parallel", "sequential")
 RESET_OPTIONS = ("task_id", "index")
 DEFAULT_MAX_REPLY_CHARS = 100_000
+MAX_FEEDBACK_CHARS = 20_000  # feedback is untrusted text (it may quote a program's output)
 
 
 class CoopEnv(ParallelEnv):
@@ -157,6 +159,7 @@ class CoopEnv(ParallelEnv):
         evaluation = self.task.evaluate(episode.index, {a: self._clean(r) for a, r in replies.items()})
         done = episode.turn >= self.num_turns or (self.stop_when_solved and evaluation.solved)
         feedback = self._feedback(episode, replies, evaluation, done or truncated)
+        feedback = {a: safe_text(str(text), MAX_FEEDBACK_CHARS) for a, text in feedback.items()}
         episode.history.append(self._turn_record(episode, replies, evaluation, feedback))
         episode.last_replies, episode.pending = replies, {}
         reward = evaluation.reward.total

@@ -63,3 +63,8 @@ def read_frame(fd: int, deadline: float | None = None) -> dict:
     if not isinstance(message, dict):
         raise ChannelClosed("frame is not an object")
     return message
+
+
+# In the subprocess backend's scratch root: the uid of the run in progress (root only), so that
+# the host can kill the run's daemons if the warm interpreter dies.
+RUN_UID_FILE = "run-uid"

@@ -24,7 +24,7 @@ def become_subreaper() -> None:
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def _reap_all() -> bool:
+def reap_exited() -> bool:
     """Reap exited children without blocking; True when we have no children left."""
     while True:
         try:
@@ -99,7 +99,7 @@ def kill_run(mode: str, run_uid: int | None, child: int) -> None:
     """Returns only when no process of the run is left."""
     while True:
         signal_run(mode, run_uid, child)
-        if _reap_all():
+        if reap_exited():
             return
         # Something is still dying (or was just forked): wait for one exit, then sweep again.
         try:

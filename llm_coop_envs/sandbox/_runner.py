@@ -1,4 +1,5 @@
-"""The forked child: confine itself, run the untrusted program, then answer the judge's calls.
+"""The forked child, once _confine.py confined it: run the untrusted program, then answer the
+judge's calls.
 
 Runs inside a fork of the warm interpreter and never sees a test: the judge (_judge.py, another
 process) sends calls -- a name of the program's namespace and plain-data arguments -- over the
@@ -13,17 +14,15 @@ from __future__ import annotations
 import builtins
 import marshal
 import os
-import resource
 import signal
 import struct
 import sys
-import threading
 
 import _codec
 import _plain
 
 CHANNEL_FD = 3
-REPORT_FD = CHANNEL_FD  # the fd confine() wires the channel to
+REPORT_FD = CHANNEL_FD  # the fd _confine.confine() wires the channel to
 
 # Bound at import, before any untrusted code runs: a program that replaces builtins, os.read or
 # os.write must not change what this side sends (it could only hurt its own answers anyway).
@@ -92,64 +91,6 @@ def _describe(exc: BaseException) -> list:
     if _type(message) is not _str:
         message = "<unprintable exception>"
     return [(name if _type(name) is _str else "<unnamed>")[:200], message[:_MAX_MESSAGE]]
-
-
-def _wire_fds(fds: dict[str, int]) -> None:
-    """stdin from /dev/null, stdout/stderr to the capture pipes, the report pipe on fd 3, and
-    nothing else open: the host channel of the warm interpreter must not be reachable."""
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(fds["out"], 1)
-    os.dup2(fds["err"], 2)
-    os.dup2(fds["report"], REPORT_FD)
-    os.closerange(REPORT_FD + 1, 1 << 16)
-
-
-def _set_limits(limits: dict, nproc_base: int) -> None:
-    mb = 1024 * 1024
-    pairs = [
-        (resource.RLIMIT_AS, limits["memory_mb"] * mb),
-        (resource.RLIMIT_CPU, limits["cpu_s"]),
-        (resource.RLIMIT_FSIZE, limits["max_file_mb"] * mb),
-        (resource.RLIMIT_NOFILE, limits["max_open_files"]),
-        (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_NPROC, nproc_base + limits["max_processes"]),
-    ]
-    for which, value in pairs:
-        resource.setrlimit(which, (value, value))
-
-
-def _drop_privileges(uid: int | None) -> None:
-    if uid is None:
-        return
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-
-
-def _disable_trace_hooks() -> None:
-    """A trace function can jump over an assert (frame.f_lineno = ...); take the tool away."""
-    def refuse(*args, **kwargs):
-        raise PermissionError("tracing and profiling hooks are disabled in the sandbox")
-    sys.settrace(None)
-    sys.setprofile(None)
-    sys.settrace = sys.setprofile = refuse
-    threading.settrace = threading.setprofile = refuse
-
-
-def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None) -> None:
-    """Everything that must happen before the first untrusted byte runs."""
-    os.setsid()
-    _wire_fds(fds)
-    os.chdir(scratch)
-    os.environ.clear()
-    os.environ.update({"HOME": scratch, "TMPDIR": scratch, "PATH": "/usr/local/bin:/usr/bin:/bin",
-                       "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"})
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(sig, signal.SIG_DFL)
-    _drop_privileges(uid)
-    _set_limits(request["limits"], request.get("nproc_base", 0))
-    _disable_trace_hooks()
 
 
 def _run_setup(program: str, namespace: dict) -> dict:

@@ -1,13 +1,15 @@
 """The warm interpreter: started once per worker (inside bwrap, or as a plain subprocess), it
 imports what programs commonly need, then forks one confined child per program.
 
-Run as a script (`python -s -E -B _zygote.py`), so its siblings import as top-level modules and
+Run as a script (`python -E -s -S -B _zygote.py`), so its siblings import as top-level modules and
 the rest of the package (and its dependencies) is never loaded here. It talks to the host over
 length-prefixed JSON frames on what were its stdin/stdout; it never runs untrusted code itself.
 
 A request is two frames: the program (read here), then its tests (read by the judge). Per request
 the warm interpreter forks the judge (_judge.py), which forks the run's child before it reads the
-tests, so neither this process nor any child forked from it ever holds a test.
+tests, so neither this process nor any child forked from it ever holds a test. Only that child
+confines itself (_confine.py: its own uid, mount and IPC namespace, rlimits, seccomp filter); the
+judge keeps this process's uid, file-system view and capabilities, and is not dumpable.
 """
 
 from __future__ import annotations
@@ -16,15 +18,18 @@ import ctypes
 import gc
 import importlib
 import os
-import shutil
+import secrets
+import select
 import signal
 import socket
-import stat
+import sys
 
+import _confine
 import _judge
 import _protocol
 import _reap
 import _runner
+import _trash
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
@@ -66,29 +71,32 @@ def _preload(modules: list[str]) -> list[str]:
     return failed
 
 
-def _remove_tree(path: str) -> None:
-    """rmtree that first gives back permissions a program may have taken away."""
-    def retry(function, failed_path, _exc_info):
-        try:
-            os.chmod(os.path.dirname(failed_path), stat.S_IRWXU)
-            os.chmod(failed_path, stat.S_IRWXU)
-        except OSError:
-            pass
-        function(failed_path)
-    shutil.rmtree(path, onerror=retry)
-
-
 class Zygote:
     def __init__(self, hello: dict) -> None:
         self.mode = "namespace" if hello["pid_namespace"] else "plain"
-        self.run_uid: int | None = hello.get("run_uid")
+        # Root gives every run a uid of its own, so nothing a run leaves (a file, a process) is
+        # owned by the uid of the next one.
+        self.fresh_uids: bool = hello["fresh_uids"]
+        self.run_uid: int | None = None
         self.scratch_root: str = hello["scratch_root"]
         self.nproc_base: int = hello.get("nproc_base", 0)
         self.runs = 0
-        self.pending: tuple[int, str] | None = None  # (judge, scratch) still to be cleaned up
+        self.pending: int | None = None  # the judge whose run is still to be cleaned up
+        self.scratch = os.path.join(self.scratch_root, "run")
+        os.mkdir(self.scratch, 0o755)
+        self.private = _confine.namespaces_work(self.scratch)  # else: a scratch folder per run
+        self.view = {"hidden": hello.get("hidden", []), "private": hello.get("private", {}),
+                     "writable": _confine.writable_mounts()}
+        self.trash = None if self.private else _trash.Trash(self.scratch_root)
 
-    def _scratch(self) -> str:
+    def _next_run(self) -> str:
+        """A uid and a scratch folder for the next run."""
         self.runs += 1
+        if self.fresh_uids:
+            self.run_uid = _fresh_uid()
+            _remember_uid(self.scratch_root, self.run_uid)
+        if self.private:
+            return self.scratch  # a fresh tmpfs is mounted on it in the run's own namespace
         path = os.path.join(self.scratch_root, f"run-{self.runs}")
         os.mkdir(path, 0o700)
         if self.run_uid is not None:
@@ -97,7 +105,8 @@ class Zygote:
 
     def _child(self, request: dict, fds: dict[str, int], scratch: str) -> None:
         try:
-            _runner.confine(request, fds, scratch, self.run_uid)
+            _confine.confine(request, fds, scratch, self.run_uid,
+                             self.view if self.private else None)
             _die_with_parent()  # after the uid change, which clears it
             _runner.run(request)
         except BaseException:
@@ -124,7 +133,7 @@ class Zygote:
     def serve(self, request: dict, host_in: int, host_out: int) -> bool:
         """One request: the judge answers the host itself; False if it failed to (the host's
         channel may then be out of step, so the warm interpreter must stop)."""
-        scratch = self._scratch()
+        scratch = self._next_run()
         request["nproc_base"] = self.nproc_base
         judge = os.fork()
         if judge == 0:
@@ -135,17 +144,40 @@ class Zygote:
                 os._exit(_HARNESS_FAILURE)
             os._exit(0)
         _, status = os.waitpid(judge, 0)
-        self.pending = (judge, scratch)
+        self.pending = judge
+        if self.trash is not None:
+            self.trash.add(scratch)
         return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
     def clean_up(self) -> None:
-        """After the reply: every process of the run already has SIGKILL pending and can run no
-        more code; wait until they are all gone and remove the scratch directory."""
-        if self.pending is not None:
-            pid, scratch = self.pending
-            _reap.kill_run(self.mode, self.run_uid, pid)
-            _remove_tree(scratch)
-            self.pending = None
+        """After the judge's reply (the judge killed only the run's first process, by its pid):
+        one more atomic SIGKILL sweep over the run (a PID namespace's kill(-1), or a kill by the
+        run's own uid), after which none of its processes can run code; their exit (which tears down the run's namespace and tmpfs, a few ms) then overlaps the next
+        run, and they are reaped as they finish. Where no atomic sweep exists (walking /proc),
+        wait until they are all gone. A plain run's scratch folder was renamed into the trash,
+        emptied while no request waits."""
+        if self.pending is None:
+            return
+        if self.mode == "namespace" or self.run_uid is not None:
+            _reap.signal_run(self.mode, self.run_uid, self.pending)
+            _reap.reap_exited()
+        else:
+            _reap.kill_run(self.mode, self.run_uid, self.pending)
+        self.pending = None
+
+
+def _fresh_uid() -> int:
+    return 1_000_000 + secrets.randbelow(2_000_000_000 - 1_000_000)
+
+
+def _remember_uid(scratch_root: str, uid: int) -> None:
+    """Written where the host can read it: if this interpreter dies mid-run, the host kills the
+    run's processes by this uid (worker.py)."""
+    path = os.path.join(scratch_root, _protocol.RUN_UID_FILE)
+    fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, str(uid).encode())
+    os.close(fd)
+    os.replace(path + ".new", path)
 
 
 def main() -> None:
@@ -154,6 +186,7 @@ def main() -> None:
     if not hello["pid_namespace"]:
         _die_with_parent()
     _not_dumpable()
+    sys.path[1:1] = hello.get("path", [])  # the allowed packages, after the harness's folder
     failed = _preload(hello.get("preload", []))
     _reap.become_subreaper()
     zygote = Zygote(hello)
@@ -171,6 +204,12 @@ def main() -> None:
         zygote.clean_up()
         if not served:
             return
+        if zygote.trash is not None:
+            zygote.trash.empty_until(lambda: _waiting(host_in))
+
+
+def _waiting(fd: int) -> bool:
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 if __name__ == "__main__":

@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import functools
+import glob
+import importlib.util
 import os
-import random
 import shutil
 import site
 import stat
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import warnings
 from dataclasses import dataclass
 
 ZYGOTE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_zygote.py")
 CLEAN_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
-# Paths that get a fresh, empty file system inside bwrap; an interpreter living below one of them
-# must be bound back in (DESIGN.md: CI checkouts and venvs may live under /tmp).
-_HIDDEN_ROOTS = ("/tmp", "/run", "/dev/shm")
-_ZYGOTE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+# The warm interpreter's capabilities (root): switch each run to its own uid, kill it, give it
+# its own mount and IPC namespace; the run itself keeps none of them.
+_ZYGOTE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE",
+                "CAP_FOWNER", "CAP_SYS_ADMIN")
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+                 "/etc/passwd", "/etc/group", "/etc/nsswitch.conf")
+HARNESS_DIR = "/harness"  # inside bwrap: this folder, read-only
+SITE_DIR = "/site"  # inside bwrap: the allowed packages (see allowed_packages)
 
 FALLBACK_WARNING = (
     "bubblewrap (`bwrap`) is not usable here, so untrusted code runs under the 'subprocess' "
@@ -46,59 +53,41 @@ class LaunchPlan:
 
 
 def _bwrap_base(scratch_bytes: int) -> list[str]:
-    args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    """Namespaces and the writable parts; the read-only view comes from `_view`."""
+    args = ["bwrap", "--dev", "/dev", "--proc", "/proc",
             "--size", str(scratch_bytes), "--tmpfs", "/tmp",
             "--size", str(1 << 20), "--tmpfs", "/dev/shm",
-            "--tmpfs", "/run",
             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--new-session", "--die-with-parent",
             "--hostname", "sandbox", "--chdir", "/tmp"]
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]
-        for cap in _ZYGOTE_CAPS:
-            args += ["--cap-add", cap]
     else:
         args += ["--unshare-user"]
+    for cap in _ZYGOTE_CAPS if os.geteuid() == 0 else ("CAP_SYS_ADMIN",):
+        args += ["--cap-add", cap]
     return args
 
 
-def _under_hidden_root(path: str) -> bool:
-    # A hidden root itself is never bound back: that would cover the scratch file system.
-    return any(path.startswith(root + "/") for root in _HIDDEN_ROOTS)
-
-
-def _private_ancestor(path: str) -> str | None:
-    """The highest directory above `path` that other users cannot traverse (e.g. /root), if any:
-    a run under its own uid could not import the interpreter's modules through it."""
-    parts = path.strip("/").split("/")
-    for depth in range(1, len(parts)):
-        ancestor = "/" + "/".join(parts[:depth])
-        try:
-            if not os.stat(ancestor).st_mode & stat.S_IXOTH:
-                return ancestor
-        except OSError:
-            return None
-    return None
-
-
-def _visible_again(paths: list[str]) -> list[str]:
-    """Mount arguments that keep the interpreter readable inside bwrap: paths below a fresh
-    tmpfs (/tmp, /run) are bound back, and a private ancestor (e.g. /root) is replaced by an
-    empty, traversable tmpfs with only the interpreter's paths bound into it, which also hides
-    the rest of it (keys, tokens) from the run."""
-    wanted = sorted(p for p in {os.path.realpath(p) for p in paths} | set(paths) if os.path.exists(p))
-    private = sorted({a for a in map(_private_ancestor, wanted) if a and not _under_hidden_root(a)})
+def _view(preload: tuple[str, ...] = ()) -> list[str]:
+    """The read-only file system a sandbox sees: the system's programs and libraries, the
+    interpreter and its standard library, the harness (this folder, at HARNESS_DIR), and the
+    allowed packages (at SITE_DIR). No site-packages, project files, data sets or home folders."""
     args: list[str] = []
-    made: set[str] = set(private)
-    for ancestor in private:
-        args += ["--tmpfs", ancestor]
-    bound: list[str] = []
-    for path in wanted:  # sorted: a folder comes before what it contains
-        if any(path.startswith(b + "/") for b in bound):
-            continue
-        if _under_hidden_root(path) or any(path.startswith(a + "/") for a in private):
-            bound.append(path)
+    made: set[str] = set()
+    for path in _SYSTEM_DIRS + _SYSTEM_FILES:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    for path in _interpreter_paths():
+        if not any(path == d or path.startswith(d + "/") for d in _SYSTEM_DIRS):
             args += _traversable_dirs(path, made) + ["--ro-bind", path, path]
+    args += ["--ro-bind", os.path.dirname(ZYGOTE_SCRIPT), HARNESS_DIR]
+    for name, path in allowed_packages(preload).items():
+        args += ["--ro-bind", path, f"{SITE_DIR}/{name}"]
+    for path in _site_dirs():
+        args += ["--tmpfs", path]  # also covers site-packages inside the interpreter's prefix
     return args
 
 
@@ -107,8 +96,7 @@ def _traversable_dirs(path: str, made: set[str]) -> list[str]:
     args: list[str] = []
     parent = os.path.dirname(path)
     chain = []
-    while parent not in made and parent not in ("/", "") and not any(
-            parent == r for r in _HIDDEN_ROOTS):
+    while parent not in made and parent not in ("/", ""):
         chain.append(parent)
         parent = os.path.dirname(parent)
     for directory in reversed(chain):
@@ -118,15 +106,84 @@ def _traversable_dirs(path: str, made: set[str]) -> list[str]:
 
 
 def _interpreter_paths() -> list[str]:
-    """What the warm interpreter needs: the interpreter, its standard library and
-    site-packages, and this folder (not the caller's own sys.path entries)."""
-    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(ZYGOTE_SCRIPT),
-             os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))]
-    return paths + [p for p in site.getsitepackages() if os.path.isdir(p)]
+    """The real interpreter (not a virtual environment's link to it), its prefix, and a copied
+    virtual environment's bin folder and pyvenv.cfg; sorted, without paths below another."""
+    executable = os.path.realpath(sys.executable)
+    paths = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.base_exec_prefix),
+             os.path.dirname(executable)}
+    venv_cfg = os.path.join(os.path.dirname(os.path.dirname(executable)), "pyvenv.cfg")
+    if os.path.exists(venv_cfg):
+        paths.add(venv_cfg)
+    kept: list[str] = []
+    for path in sorted(paths):
+        if not any(path.startswith(k + "/") for k in kept):
+            kept.append(path)
+    return kept
 
 
-def _python_argv() -> list[str]:
-    return [sys.executable, "-s", "-E", "-B", ZYGOTE_SCRIPT]
+def _site_dirs() -> list[str]:
+    """Every site-packages/dist-packages folder the view would otherwise show."""
+    patterns = ["/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages",
+                "/usr/lib/python3/dist-packages"]
+    for prefix in {sys.base_prefix, sys.base_exec_prefix}:
+        patterns += [os.path.join(os.path.realpath(prefix), "lib*", "python3*", "*-packages")]
+    found = {p for pattern in patterns for p in glob.glob(pattern) if os.path.isdir(p)}
+    return sorted(found)
+
+
+def allowed_packages(preload: tuple[str, ...]) -> dict[str, str]:
+    """The folders (or single-file modules) of preload modules that live outside the standard
+    library: the explicit allow-list of what a sandbox may import from site-packages."""
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    allowed = {}
+    for name in preload:
+        if name in sys.builtin_module_names:
+            continue
+        spec = importlib.util.find_spec(name)
+        origin = spec and (spec.submodule_search_locations or [spec.origin])[0]
+        if origin and not os.path.realpath(origin).startswith(stdlib + "/"):
+            allowed[os.path.basename(origin)] = os.path.realpath(origin)
+    return allowed
+
+
+def _hidden_on_host(scratch: str) -> list[str]:
+    """What a run of the subprocess backend must not see, where it gets its own mount namespace
+    (root): site-packages, the data sets and home folders, each replaced by an empty folder (the
+    checkout: see plan). Paths holding the interpreter or the scratch folder stay visible."""
+    candidates = ["/home", os.environ.get("LLM_COOP_DATA_DIR", "")]
+    candidates += _site_dirs() + [p for p in site.getsitepackages() + [site.getusersitepackages()]]
+    needed = _interpreter_paths() + [scratch]
+    hidden = set()
+    for path in filter(None, candidates):
+        real = os.path.realpath(path)
+        if os.path.isdir(real) and not any(n == real or n.startswith(real + "/") for n in needed):
+            hidden.add(real)
+    return sorted(hidden)
+
+
+def _project_root() -> str:
+    """The folder holding this package (the checkout, or site-packages when installed)."""
+    return os.path.realpath(os.path.dirname(os.path.dirname(os.path.dirname(ZYGOTE_SCRIPT))))
+
+
+def _private_folders() -> dict[str, list[str]]:
+    """Folders other users cannot traverse (e.g. /root) above the interpreter's paths, with those
+    paths: a run under its own uid gets them revealed in its mount namespace (_confine.py)."""
+    private: dict[str, list[str]] = {}
+    for path in _interpreter_paths():
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            ancestor = "/" + "/".join(parts[:depth])
+            if not os.stat(ancestor).st_mode & stat.S_IXOTH:
+                private.setdefault(ancestor, []).append(path)
+                break
+    return private
+
+
+def _python_argv(script: str) -> list[str]:
+    # -E -s: no environment, no user site; -S: no site-packages on the path (the allowed ones
+    # come through hello["path"]); -B: write no bytecode.
+    return [os.path.realpath(sys.executable), "-E", "-s", "-S", "-B", script]
 
 
 @functools.lru_cache(maxsize=1)
@@ -134,7 +191,7 @@ def bwrap_works() -> bool:
     """Whether a bwrap sandbox with our namespaces starts here (probed once per process)."""
     if shutil.which("bwrap") is None:
         return False
-    argv = _bwrap_base(1 << 20) + _visible_again(_interpreter_paths()) + [sys.executable, "-c", "pass"]
+    argv = _bwrap_base(1 << 20) + _view() + [os.path.realpath(sys.executable), "-E", "-s", "-S", "-c", "pass"]
     try:
         done = subprocess.run(argv, env=CLEAN_ENV, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=20)
@@ -162,14 +219,6 @@ def resolve(backend: str) -> str:
     return "subprocess"
 
 
-def _run_uid() -> int | None:
-    """A uid of its own per worker when we are root: RLIMIT_NPROC is not enforced for root,
-    and another uid cannot signal the warm interpreter nor read the caller's files."""
-    if os.geteuid() != 0:
-        return None
-    return random.SystemRandom().randrange(1_000_000, 2_000_000_000)
-
-
 def _user_tasks() -> int:
     """Threads this uid already runs: RLIMIT_NPROC counts them all, so the limit must add them."""
     uid, count = os.getuid(), 0
@@ -183,13 +232,29 @@ def _user_tasks() -> int:
 
 
 def plan(backend: str, preload: tuple[str, ...], scratch_mb: int) -> LaunchPlan:
-    run_uid = _run_uid()
-    hello = {"preload": list(preload), "run_uid": run_uid,
-             "nproc_base": 0 if run_uid is not None else _user_tasks() + 64}
+    # Root gives every run a uid of its own: RLIMIT_NPROC is not enforced for root, and another
+    # uid can neither signal the warm interpreter nor read what an earlier run left.
+    fresh_uids = os.geteuid() == 0
+    hello = {"preload": list(preload), "fresh_uids": fresh_uids,
+             "nproc_base": 0 if fresh_uids else _user_tasks() + 64}
+    allowed = allowed_packages(preload)
     if backend == "bwrap":
-        argv = _bwrap_base(scratch_mb << 20) + _visible_again(_interpreter_paths()) + _python_argv()
-        return LaunchPlan("bwrap", argv, {**hello, "pid_namespace": True, "scratch_root": "/tmp"}, None)
+        argv = (_bwrap_base(scratch_mb << 20) + _view(preload)
+                + _python_argv(os.path.join(HARNESS_DIR, os.path.basename(ZYGOTE_SCRIPT))))
+        hello.update(pid_namespace=True, scratch_root="/tmp", path=[SITE_DIR] if allowed else [])
+        return LaunchPlan("bwrap", argv, hello, None)
     scratch = tempfile.mkdtemp(prefix="llm-coop-sandbox-")
     os.chmod(scratch, 0o711)  # runs under another uid must reach their own subfolder
-    return LaunchPlan("subprocess", _python_argv(),
-                      {**hello, "pid_namespace": False, "scratch_root": scratch}, scratch)
+    hello.update(pid_namespace=False, scratch_root=scratch, path=[], hidden=_hidden_on_host(scratch),
+                 private=_private_folders() if fresh_uids else {})
+    project = _project_root()
+    if not any(p == project or p.startswith(project + "/") for p in _interpreter_paths() + [scratch]):
+        # the checkout is hidden but for the harness, which a run may still import lazily
+        hello["private"][project] = [os.path.dirname(ZYGOTE_SCRIPT)]
+    if allowed:
+        site_dir = os.path.join(scratch, "site")
+        os.mkdir(site_dir, 0o755)
+        for name, path in allowed.items():
+            os.symlink(path, os.path.join(site_dir, name))
+        hello["path"] = [site_dir]
+    return LaunchPlan("subprocess", _python_argv(ZYGOTE_SCRIPT), hello, scratch)

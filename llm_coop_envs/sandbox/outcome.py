@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from llm_coop_envs.sandbox.result import ExecutionResult, TestOutcome, not_run
+from llm_coop_envs.sandbox.text import safe_text
 
 _TEST_STATUSES = ("passed", "failed", "error", "timeout")
 
 
 def _str(value: object, limit: int = 2000) -> str | None:
-    return value[:limit] if isinstance(value, str) else None
+    return safe_text(value, limit) if isinstance(value, str) else None
 
 
 def _int(value: object) -> int | None:

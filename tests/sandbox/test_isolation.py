@@ -1,0 +1,184 @@
+"""The hostile suite (hostile.py) on each backend, as the caller (root in CI) and as an ordinary user.
+
+Expected containment per backend and privilege is the table in docs/sandbox.md: every check it
+lists as contained is asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from llm_coop_envs.sandbox import SandboxConfig, _cgroup, _seccomp, _trash, run_tests
+from llm_coop_envs.sandbox import backend as backends
+from llm_coop_envs.sandbox.backend import bwrap_works
+from llm_coop_envs.sandbox.worker import Worker
+
+from . import hostile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NOBODY = 65534
+# Without root and without bwrap, runs share the caller's uid and the host's file system.
+WEAK_FOR_AN_ORDINARY_USER = {"subprocess": {"files_left_for_the_next_run", "project_and_data_files",
+                                            "another_runs_scratch", "fresh_uid_per_run"},
+                             "bwrap": {"fresh_uid_per_run"}}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the caller's own run is the ordinary-user case below")
+@pytest.mark.parametrize("check", sorted(hostile.CHECKS))
+def test_contained_under_root(backend: str, check: str) -> None:
+    assert hostile.CHECKS[check](backend), f"{check} escaped on {backend} under root"
+
+
+def _private_ancestor(path: str) -> str | None:
+    parts = path.strip("/").split("/")
+    for depth in range(1, len(parts)):
+        ancestor = "/" + "/".join(parts[:depth])
+        if not os.stat(ancestor).st_mode & stat.S_IXOTH:
+            return ancestor
+    return None
+
+
+def _as_nobody(backend: str, tmp: str) -> dict:
+    """Runs the suite as uid 65534. When the interpreter lives below a folder only root may
+    traverse (/root/.pyenv), a private mount namespace makes just that folder traversable."""
+    prefix = os.path.realpath(sys.base_prefix)
+    ancestor = _private_ancestor(prefix)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ROOT, "LANG": "C.UTF-8",
+           "LLM_COOP_DATA_DIR": os.environ.get("LLM_COOP_DATA_DIR", ""), "HOME": "/nonexistent",
+           "TMPDIR": tmp}
+    run = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
+           sys.executable, "-m", "tests.sandbox.hostile", backend]
+    if ancestor:
+        script = ('set -e; mount --make-rprivate /; t=$(mktemp -d); mount --bind "$1" "$t"; '
+                  'mount -t tmpfs -o mode=0755 tmpfs "$2"; mkdir -p "$1"; mount --move "$t" "$1"; rmdir "$t"; '
+                  'shift 2; exec "$@"')
+        run = ["unshare", "--mount", "sh", "-c", script, "sh", prefix, ancestor] + run
+    done = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to an ordinary user")
+@pytest.mark.skipif(not (shutil.which("setpriv") and shutil.which("unshare")), reason="util-linux missing")
+def test_contained_as_an_ordinary_user(backend: str) -> None:
+    if _private_ancestor(ROOT):
+        pytest.skip(f"the checkout {ROOT} is not readable by uid {NOBODY}")
+    tmp = tempfile.mkdtemp(prefix="nobody-")
+    os.chown(tmp, NOBODY, NOBODY)
+    try:
+        contained = _as_nobody(backend, tmp)
+        assert os.listdir(tmp) == [], "the workers' scratch folders were not removed"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    weak = WEAK_FOR_AN_ORDINARY_USER[backend]
+    escaped = {c for c, ok in contained.items() if not ok}
+    assert escaped <= weak, contained  # the weak ones are documented, not promised either way
+
+
+def test_seccomp_numbers_match_the_kernel_headers() -> None:
+    header = "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"
+    if not os.path.exists(header):
+        pytest.skip("no x86_64 kernel headers")
+    numbers = {}
+    with open(header) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[0] == "#define" and parts[1].startswith("__NR_"):
+                numbers[parts[1][5:]] = int(parts[2])
+    for name, number in {**_seccomp.DENIED_X86_64, "clone": _seccomp.CLONE_X86_64,
+                         "clone3": _seccomp.CLONE3_X86_64}.items():
+        assert numbers.get(name) == number, name
+
+
+def test_bwrap_is_usable_here_or_the_suite_says_so() -> None:
+    if not bwrap_works():
+        pytest.skip("bubblewrap unusable: the bwrap rows of the suite were not run")
+
+
+def test_concurrent_workers_have_cpu_cgroups_of_their_own(backend: str) -> None:
+    """CPU fairness: sibling cgroups share the CPU equally, however many processes each has."""
+    if _cgroup._parent() is None:
+        pytest.skip("no writable cgroup v1 cpu hierarchy here: documented bound is RLIMIT_CPU/NPROC")
+    workers = [Worker(backends.plan(backend, (), 16)) for _ in range(2)]
+    try:
+        groups = set()
+        for worker in workers:
+            worker.handshake()
+            with open(f"/proc/{worker.proc.pid}/cgroup") as f:
+                fields = [line.rstrip("\n").split(":", 2) for line in f]
+            groups |= {path for _, controllers, path in fields if "cpu" in controllers.split(",")}
+        assert len(groups) == 2 and all("llm-coop-sandbox-" in g for g in groups), groups
+    finally:
+        for worker in workers:
+            worker.close()
+    assert not any(os.path.exists(os.path.dirname(w.cgroup)) for w in workers), "cgroups removed"
+
+
+def _deep_tree(top: str, depth: int, files: int) -> None:
+    """`files` files at the top and a chain of `depth` folders, the deepest without any rights."""
+    os.mkdir(top)
+    for i in range(files):
+        open(os.path.join(top, f"f{i}"), "w").close()
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.fchmod(fd, 0)
+    os.close(fd)
+
+
+def test_remove_tree_deletes_any_depth(tmp_path) -> None:
+    top = str(tmp_path / "left")
+    _deep_tree(top, depth=3000, files=500)  # deeper than PATH_MAX and the recursion limit
+    _trash.remove_tree(top)
+    assert not os.path.exists(top)
+
+
+def test_trash_is_emptied_only_while_nothing_waits(tmp_path) -> None:
+    trash = _trash.Trash(str(tmp_path))
+    _deep_tree(str(tmp_path / "run-1"), depth=50, files=1000)
+    trash.add(str(tmp_path / "run-1"))
+    trash.empty_until(lambda: True)  # a request waits: stops after one batch of entries
+    assert len(os.listdir(os.path.join(trash.path, "1"))) > 900
+    trash.empty_until(lambda: False)
+    assert os.listdir(trash.path) == []
+
+
+JUDGE_PROBE = '''
+import os
+def f():
+    judge, reached = os.getppid(), []  # the run's first process is forked by its judge
+    try:
+        os.kill(judge, 0)
+        reached.append("signal")
+    except PermissionError:
+        pass
+    try:
+        with open(f"/proc/{judge}/mem", "rb") as mem:
+            mem.read(1)
+        reached.append("memory")
+    except OSError:
+        pass
+    with open(f"/proc/{judge}/status") as status:
+        judge_uid = next(line for line in status if line.startswith("Uid:")).split()[1]
+    return [reached, judge_uid != str(os.getuid())]
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="an ordinary user's run shares the judge's uid")
+def test_the_judge_is_not_confined_with_the_run(backend: str) -> None:
+    """The judge keeps the warm interpreter's uid: the run (a fresh uid) can neither signal nor
+    read it, while the judge still answers with a verdict."""
+    result = run_tests(JUDGE_PROBE, ["assert candidate() == [[], True]"], "f",
+                       SandboxConfig(backend=backend))
+    assert [t.status for t in result.tests] == ["passed"], result
