@@ -63,7 +63,7 @@ def _run_delegated(command: str, argv: list[str]) -> int:
     try:
         function = getattr(importlib.import_module(module_name), function_name)
     except ImportError as error:
-        print(f"llm-coop {command} needs the training extras: pip install 'llm-coop-envs[train]' ({error})")
+        print(f"llm-coop {command} needs the training extras: pip install -e '.[train]' in a clone of the repository ({error})")
         return 2
     return int(function(argv) or 0)
 
