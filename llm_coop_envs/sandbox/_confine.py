@@ -100,7 +100,9 @@ def private_mounts(scratch: str, uid: int, limits: dict, view: dict) -> None:
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV,
            f"size={SHM_BYTES},nr_inodes=256,{owner}")
     for path in view.get("hidden", []):
-        _mount("tmpfs", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV, "size=4k,nr_inodes=1")
+        # A path below a private folder is gone already (e.g. a venv inside the hidden checkout).
+        if os.path.isdir(path):
+            _mount("tmpfs", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV, "size=4k,nr_inodes=1")
 
 
 def namespaces_work(probe_dir: str) -> bool:

@@ -182,3 +182,31 @@ def test_the_judge_is_not_confined_with_the_run(backend: str) -> None:
     result = run_tests(JUDGE_PROBE, ["assert candidate() == [[], True]"], "f",
                        SandboxConfig(backend=backend))
     assert [t.status for t in result.tests] == ["passed"], result
+
+
+_RUN_IN_CHECKOUT = """
+from llm_coop_envs.sandbox import SandboxConfig, run_tests
+for backend in {backends!r}:
+    result = run_tests("def add(a, b):\\n    return a + b\\n", ["assert candidate(1, 2) == 3"], "add",
+                       SandboxConfig(backend=backend))
+    print(backend, result.status, [t.status for t in result.tests])
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the checkout is hidden only where runs get a namespace (root)")
+def test_a_virtualenv_inside_the_checkout_still_runs_programs(tmp_path) -> None:
+    """scripts/setup.sh puts .venv inside the checkout, whose folders the run cannot see: hiding the
+    venv's site-packages must not trip over a folder that the hidden checkout already took away."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(os.path.join(ROOT, "llm_coop_envs"), checkout / "llm_coop_envs",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(checkout / ".venv")], check=True)
+    python = str(checkout / ".venv" / "bin" / "python")
+    deps = [p for p in sys.path if p.endswith("-packages")]  # the caller's installed dependencies
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), *deps])}
+    names = ["subprocess"] + (["bwrap"] if bwrap_works() else [])
+    done = subprocess.run([python, "-c", _RUN_IN_CHECKOUT.format(backends=names)], env=env, cwd=checkout,
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for name in names:
+        assert f"{name} ok ['passed']" in done.stdout, done.stdout + done.stderr[-2000:]
