@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ctypes
 import os
-import stat
 import sys
 
 import pytest
 
 from llm_coop_envs.sandbox import ExecutionResult, run_tests
+
+from .paths import private_ancestor
 
 ADD = "def add(a, b):\n    return a + b\n"
 
@@ -67,15 +68,6 @@ def test_result_is_a_frozen_dataclass(cfg) -> None:
     assert result.pass_fraction == 0.0
 
 
-def _private_ancestor(path: str) -> str | None:
-    """The highest folder above `path` that other users cannot traverse (e.g. /root)."""
-    parts = path.strip("/").split("/")
-    for depth in range(1, len(parts)):
-        ancestor = "/" + "/".join(parts[:depth])
-        if not os.stat(ancestor).st_mode & stat.S_IXOTH:
-            return ancestor
-    return None
-
 
 def _mount_namespaces_allowed() -> bool:
     """Whether a process may unshare its mount namespace here (probed in a throwaway fork)."""
@@ -86,7 +78,7 @@ def _mount_namespaces_allowed() -> bool:
 
 
 def test_standard_library_imports_but_site_packages_do_not(cfg) -> None:
-    if (cfg.backend == "subprocess" and os.geteuid() == 0 and _private_ancestor(sys.base_prefix)
+    if (cfg.backend == "subprocess" and os.geteuid() == 0 and private_ancestor(sys.base_prefix)
             and not _mount_namespaces_allowed()):
         pytest.skip("documented: under root without mount namespaces, the fallback's run uid "
                     "cannot read a private interpreter")
@@ -97,7 +89,7 @@ def test_standard_library_imports_but_site_packages_do_not(cfg) -> None:
 
 
 def test_private_home_is_hidden_but_interpreter_visible(cfg) -> None:
-    private = _private_ancestor(sys.base_prefix)
+    private = private_ancestor(sys.base_prefix)
     if cfg.backend != "bwrap" or private is None:
         pytest.skip("bwrap with an interpreter below a private folder only")
     others = sorted(set(os.listdir(private)) - {sys.base_prefix[len(private) + 1:].split("/")[0]})

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,7 @@ from llm_coop_envs.sandbox.backend import bwrap_works
 from llm_coop_envs.sandbox.worker import Worker
 
 from . import hostile
+from .paths import private_ancestor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NOBODY = 65534
@@ -37,20 +37,12 @@ def test_contained_under_root(backend: str, check: str) -> None:
     assert hostile.CHECKS[check](backend), f"{check} escaped on {backend} under root"
 
 
-def _private_ancestor(path: str) -> str | None:
-    parts = path.strip("/").split("/")
-    for depth in range(1, len(parts)):
-        ancestor = "/" + "/".join(parts[:depth])
-        if not os.stat(ancestor).st_mode & stat.S_IXOTH:
-            return ancestor
-    return None
-
 
 def _as_nobody(backend: str, tmp: str) -> dict:
     """Runs the suite as uid 65534. When the interpreter lives below a folder only root may
     traverse (/root/.pyenv), a private mount namespace makes just that folder traversable."""
     prefix = os.path.realpath(sys.base_prefix)
-    ancestor = _private_ancestor(prefix)
+    ancestor = private_ancestor(prefix)
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ROOT, "LANG": "C.UTF-8",
            "LLM_COOP_DATA_DIR": os.environ.get("LLM_COOP_DATA_DIR", ""), "HOME": "/nonexistent",
            "TMPDIR": tmp}
@@ -69,7 +61,7 @@ def _as_nobody(backend: str, tmp: str) -> dict:
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to an ordinary user")
 @pytest.mark.skipif(not (shutil.which("setpriv") and shutil.which("unshare")), reason="util-linux missing")
 def test_contained_as_an_ordinary_user(backend: str) -> None:
-    if _private_ancestor(ROOT):
+    if private_ancestor(ROOT):
         pytest.skip(f"the checkout {ROOT} is not readable by uid {NOBODY}")
     tmp = tempfile.mkdtemp(prefix="nobody-")
     os.chown(tmp, NOBODY, NOBODY)
