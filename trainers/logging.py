@@ -66,7 +66,14 @@ class MetricsLogger:
 
 
 def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:
-    path = Path(run_dir) / METRICS_FILE
+    return read_jsonl(Path(run_dir) / METRICS_FILE, missing_ok=False)
+
+
+def read_jsonl(path: str | Path, missing_ok: bool = True) -> list[dict[str, Any]]:
+    """The rows of a JSON Lines file of a run folder (``[]`` for a missing file when ``missing_ok``)."""
+    path = Path(path)
+    if missing_ok and not path.is_file():
+        return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 

@@ -45,7 +45,7 @@ from trainers.config import TrainConfig
 from trainers.distributed import Distributed
 from trainers.evaluate import EvalResult, evaluate, make_eval_env
 from trainers.generation import GenerationRequest, make_backend
-from trainers.logging import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_metrics
+from trainers.logging import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_jsonl, read_metrics
 from trainers.policy import build_policies
 from trainers.rollout import Group, grow_trees, root_node
 from trainers.run_folder import prepare_run_folder, trim_jsonl
@@ -323,7 +323,7 @@ class Trainer:
         if (self.run_dir / METRICS_FILE).is_file():
             for row in read_metrics(self.run_dir):
                 if "eval/reward" in row:
-                    records = _read_jsonl(self.run_dir / "eval" / f"step_{int(row['train/step']):05d}.jsonl")
+                    records = read_jsonl(self.run_dir / "eval" / f"step_{int(row['train/step']):05d}.jsonl")
                     self.evaluations.append({**row, "problems": len(records), "task_ids": [r["task_id"] for r in records]})
 
     # ----------------------------------------------------------------- held-out evaluation
@@ -409,10 +409,6 @@ def _eval_view(row: Mapping[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in row.items() if k != "task_ids"}, **short, "step": row["train/step"]}
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _held_out_env(cfg: TrainConfig, env: Any, eval_env: Any) -> Any:

@@ -9,10 +9,11 @@ and ``eval.json`` once the run has finished.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
 from typing import Any
+
+from trainers.logging import read_jsonl
 
 STEP_FILE = re.compile(r"step_(\d+)\.jsonl$")
 # Table metric -> the per-problem field it averages (booleans count as 0/1).
@@ -61,10 +62,6 @@ def read_evals(folder: Path) -> dict[int, list[dict[str, Any]]]:
     return evals
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def problem_values(records: list[dict[str, Any]], metric: str, task_ids: list[str]) -> list[float] | None:
