@@ -17,7 +17,6 @@ its verdict is marked "fallback".
 
 from __future__ import annotations
 
-import ast
 import builtins
 import importlib
 import marshal
@@ -25,6 +24,7 @@ import signal
 import sys
 import time
 
+import _compiled
 import _guard
 import _monitor
 import _protocol
@@ -34,34 +34,15 @@ _STDLIB = frozenset(sys.stdlib_module_names)
 _STATUSES = ("passed", "failed", "error", "timeout")
 
 
-def free_names(tree: ast.AST) -> set[str]:
-    """Names the snippet reads but never binds itself (an over-approximation of its inputs)."""
-    loaded, bound = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return loaded - bound
-
-
 class _Test:
-    """One snippet, parsed and compiled here (never in the child)."""
+    """One snippet, compiled by the host (_compiled.py) or else here; never in the child."""
 
-    def __init__(self, index: int, source: str) -> None:
+    def __init__(self, index: int, source: str, suite: object = None) -> None:
         self.index, self.source = index, source
         self.code: object
         self.names: set[str] = set()
         try:
-            tree = ast.parse(source)
-            self.names = free_names(tree)
-            self.code = compile(tree, f"<test {index}>", "exec")
+            self.code, self.names = _compiled.unpack(suite, index) or _compiled.compile_test(index, source)
         except BaseException as exc:  # reported when the test runs
             self.code = exc
 
@@ -83,12 +64,12 @@ def _describe(exc: BaseException) -> tuple[str, str]:
 
 class Judge:
     def __init__(self, request: dict, tests: list[str], context: str,
-                 session: _monitor.Session) -> None:
+                 session: _monitor.Session, suite: object = None) -> None:
         self.entry_point = request.get("entry_point")
         self.test_timeout_s = request["limits"]["test_timeout_s"]
         self.session = session
         self.context = context
-        self.tests = [_Test(i, source) for i, source in enumerate(tests)]
+        self.tests = [_Test(i, source, suite) for i, source in enumerate(tests)]
         self.base, self.context_error = self._trusted_namespace(context)
 
     @staticmethod
@@ -186,21 +167,33 @@ class Judge:
         return {**verdict, "fallback": True}
 
 
-def judge(request: dict, host_in: int, spawn) -> dict:
-    """Forks the run (spawn), then reads its tests and judges them; returns the facts."""
+def judge(request: dict, host_in: int, spawn, marks: dict[str, float]) -> dict:
+    """Forks the run (spawn), then reads its tests and judges them; returns the facts. `marks`
+    collects when each phase ended (time.monotonic(), for profiling; see
+    benchmarks/sandbox_throughput.py --profile)."""
+    marks["judge_started"] = time.monotonic()
     pid, fds = spawn()
+    marks["child_forked"] = time.monotonic()
     session = _monitor.Session(pid, fds, request["limits"])
-    facts: dict = {"setup": None, "bind": None, "tests": [], "running": None, "done": False}
+    facts: dict = {"setup": None, "bind": None, "tests": [], "running": None, "done": False,
+                   "marks": marks}
     tests = _protocol.read_frame(host_in)
+    marks["tests_read"] = time.monotonic()
     try:
         first = session.setup()
+        marks["program_ran"] = time.monotonic()
         facts["setup"], facts["bind"] = first.get("setup"), first.get("bind")
         setup_ok = isinstance(facts["setup"], dict) and facts["setup"].get("status") == "ok"
         if setup_ok and facts["bind"] is None:
-            Judge(request, tests["tests"], tests.get("context") or "", session).run(facts)
+            judging = Judge(request, tests["tests"], tests.get("context") or "", session,
+                            tests.get("compiled"))
+            marks["tests_compiled"] = time.monotonic()
+            judging.run(facts)
+            marks["tests_judged"] = time.monotonic()
         else:
             facts["done"] = True
     except _monitor.RunOver:
         pass
     facts.update(session.facts())
+    marks["facts_ready"] = time.monotonic()
     return facts

@@ -23,6 +23,7 @@ import select
 import signal
 import socket
 import sys
+import time
 
 import _confine
 import _judge
@@ -133,12 +134,14 @@ class Zygote:
     def serve(self, request: dict, host_in: int, host_out: int) -> bool:
         """One request: the judge answers the host itself; False if it failed to (the host's
         channel may then be out of step, so the warm interpreter must stop)."""
+        received = time.monotonic()
         scratch = self._next_run()
         request["nproc_base"] = self.nproc_base
         judge = os.fork()
         if judge == 0:
             try:
-                facts = _judge.judge(request, host_in, lambda: self._fork_run(request, scratch))
+                facts = _judge.judge(request, host_in, lambda: self._fork_run(request, scratch),
+                                     {"received": received})
                 _protocol.write_frame(host_out, facts)
             except BaseException:
                 os._exit(_HARNESS_FAILURE)

@@ -6,7 +6,7 @@ import os
 import time
 from collections.abc import Sequence
 
-from llm_coop_envs.sandbox import _protocol
+from llm_coop_envs.sandbox import _compiled, _protocol
 from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox import outcome
 from llm_coop_envs.sandbox.config import SandboxConfig
@@ -53,9 +53,12 @@ def _utf8_len(program: str, tests: Sequence[str]) -> int:
 def encode_request(program: str, tests: Sequence[str], entry_point: str | None,
                    config: SandboxConfig, context: str = "") -> bytes:
     """Two frames: what the untrusted run gets (the program), then what only the judge reads
-    (the tests and the trusted context); see _zygote.py."""
+    (the tests, compiled once per process by _compiled.py, and the trusted context); see
+    _zygote.py."""
     run = {"program": program, "entry_point": entry_point, "limits": config.limits()}
-    return _protocol.encode(run) + _protocol.encode({"tests": list(tests), "context": context})
+    tests = list(tests)
+    return _protocol.encode(run) + _protocol.encode(
+        {"tests": tests, "context": context, "compiled": _compiled.pack_suite(tests)})
 
 
 def _run_on_pool(pool, frames: bytes, timeout_s: float) -> dict:
