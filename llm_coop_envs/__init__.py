@@ -20,6 +20,14 @@ from llm_coop_envs.registration import (
 
 __version__ = "0.1.0"
 
+
+def step_many(envs, actions, executor=None):
+    """One step of many envs, their sandbox runs batched: see :mod:`llm_coop_envs.core.batch`."""
+    from llm_coop_envs.core.batch import step_many as _step_many
+
+    return _step_many(envs, actions, executor)
+
+
 __all__ = [
     "EnvSpec",
     "RegistrationError",
@@ -29,6 +37,7 @@ __all__ = [
     "register",
     "registered_ids",
     "spec",
+    "step_many",
 ]
 
 from llm_coop_envs import builtin_envs as _builtin_envs  # noqa: E402  (registers the bundled ids)

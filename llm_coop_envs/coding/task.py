@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from llm_coop_envs.coding.cooperation import analyse_helper_use
 from llm_coop_envs.coding.feedback import agent_feedback
-from llm_coop_envs.coding.parsing import parse_reply
+from llm_coop_envs.coding.parsing import ParsedReply, parse_reply
 from llm_coop_envs.coding.problems import CodingProblem
-from llm_coop_envs.coding.program import build_program
+from llm_coop_envs.coding.program import Program, build_program
 from llm_coop_envs.coding.prompts import helper_prompt, main_prompt, solo_prompt
 from llm_coop_envs.coding.reward import Verdict, resolve_reward
 from llm_coop_envs.core.task import Evaluation
-from llm_coop_envs.sandbox import ExecutionResult, SandboxConfig, run_tests
+from llm_coop_envs.sandbox import ExecutionResult, SandboxConfig, run_tests, run_tests_batch
 
 ROLES = ("helper", "main")
 TEAMS = {"pair": ROLES, "single": ("main",)}
@@ -69,10 +70,22 @@ class CodingTask:
         return solo_prompt(self.problems[index])
 
     def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
-        verdict = self.judge(index, replies.get("helper", ""), replies.get("main", ""))
-        reward = self.reward(verdict)
+        return self._evaluation(self.judge(index, replies.get("helper", ""), replies.get("main", "")))
+
+    def evaluate_many(self, items: Sequence[tuple[int, Mapping[str, str]]]) -> list[Evaluation]:
+        """``evaluate`` for many (index, replies) pairs at once: every program that needs the
+        sandbox goes in one ``run_tests_batch`` call, which keeps the warm interpreters busy back
+        to back. Each program still runs on its own, so the results equal one ``evaluate`` each."""
+        drafts = [self._draft(index, replies.get("helper", ""), replies.get("main", ""))
+                  for index, replies in items]
+        jobs = [draft.job for draft in drafts if draft.job is not None]
+        results = iter(run_tests_batch(jobs, self.sandbox) if jobs else [])
+        return [self._evaluation(draft.verdict(next(results) if draft.job is not None else None))
+                for draft in drafts]
+
+    def _evaluation(self, verdict: Verdict) -> Evaluation:
         return Evaluation(
-            reward=reward,
+            reward=self.reward(verdict),
             solved=verdict.result is not None and verdict.result.all_passed and verdict.program.main_defined,
             feedback=agent_feedback(verdict),
             details=_details(verdict),
@@ -80,18 +93,45 @@ class CodingTask:
 
     def judge(self, index: int, helper_reply: str, main_reply: str) -> Verdict:
         """Parse, assemble, check and run one joint reply (everything but the reward)."""
+        draft = self._draft(index, helper_reply, main_reply)
+        result = None
+        if draft.job is not None:
+            program, tests, entry_point, context = draft.job
+            result = run_tests(program, tests, entry_point, self.sandbox, context=context)
+        return draft.verdict(result)
+
+    def _draft(self, index: int, helper_reply: str, main_reply: str) -> _Draft:
+        """Everything before the sandbox run: parsing, the assembled program, its sandbox job."""
         problem = self.problems[index]
         helper, main = parse_reply(helper_reply), parse_reply(main_reply)
         program = build_program(problem, helper, main)
-        result = None
+        job = None
         if program.main_defined and program.syntax is None:
-            tests = [t.source for t in problem.tests]
             # The prompt's own code (imports, helper functions) is trusted: the judge runs the
             # tests with it, so a program cannot redefine what the tests call.
-            result = run_tests(program.source, tests, problem.entry_point, self.sandbox,
-                               context=problem.context)
-        use = analyse_helper_use(program.main_code, problem.entry_point, program.helper_functions)
-        return Verdict(problem, helper_reply, main_reply, program, result, use, helper, main)
+            job = (program.source, [t.source for t in problem.tests], problem.entry_point,
+                   problem.context)
+        return _Draft(problem, helper_reply, main_reply, program, helper, main, job)
+
+
+@dataclass(frozen=True)
+class _Draft:
+    """A joint reply parsed and assembled, waiting for its sandbox result (``job`` is None when
+    nothing runs: main is missing or the program does not parse)."""
+
+    problem: CodingProblem
+    helper_reply: str
+    main_reply: str
+    program: Program
+    helper: ParsedReply
+    main: ParsedReply
+    job: tuple[str, list[str], str, str] | None
+
+    def verdict(self, result: ExecutionResult | None) -> Verdict:
+        use = analyse_helper_use(self.program.main_code, self.problem.entry_point,
+                                 self.program.helper_functions)
+        return Verdict(self.problem, self.helper_reply, self.main_reply, self.program, result, use,
+                       self.helper, self.main)
 
 
 def _details(verdict: Verdict) -> dict[str, Any]:

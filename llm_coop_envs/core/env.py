@@ -131,16 +131,32 @@ class CoopEnv(ParallelEnv):
     # ----------------------------------------------------------------- step
     def step(self, actions: Mapping[str, str]):
         """Take one reply per active agent; returns observations, rewards, terminations, truncations, infos."""
-        episode = self._require_running()
-        active = self._active_agents()
-        self._check_actions(actions, active)
-        for agent in active:
+        self._check_step(actions)
+        if not self._take_actions(actions):
+            return self._advance_phase(self._episode, self._truncated())
+        return self._finish_turn(self._episode, self._truncated(), self.task.evaluate(*self._joint_reply()))
+
+    # The steps of `step`, also used by `llm_coop_envs.core.batch.step_many`, which checks every
+    # env first, then takes the actions, then scores all finished turns in one call.
+    def _check_step(self, actions: Mapping[str, str]) -> None:
+        self._require_running()
+        self._check_actions(actions, self._active_agents())
+
+    def _take_actions(self, actions: Mapping[str, str]) -> bool:
+        """Records the checked actions; True when this step ends a turn (a joint reply to score)."""
+        episode = self._episode
+        for agent in self._active_agents():
             episode.pending[agent] = actions[agent]
         episode.cycles += 1
-        truncated = self.max_cycles is not None and episode.cycles >= self.max_cycles
-        if self.protocol == "sequential" and episode.phase < len(self.possible_agents) - 1:
-            return self._advance_phase(episode, truncated)
-        return self._finish_turn(episode, truncated)
+        return not (self.protocol == "sequential" and episode.phase < len(self.possible_agents) - 1)
+
+    def _truncated(self) -> bool:
+        return self.max_cycles is not None and self._episode.cycles >= self.max_cycles
+
+    def _joint_reply(self) -> tuple[int, dict[str, str]]:
+        """(problem index, cleaned replies) of the turn being finished: what the task scores."""
+        episode = self._episode
+        return episode.index, {a: self._clean(episode.pending[a]) for a in self.possible_agents}
 
     def _advance_phase(self, episode: Episode, truncated: bool):
         live = list(self.agents)
@@ -154,9 +170,8 @@ class CoopEnv(ParallelEnv):
         infos = {agent: self._info(agent) for agent in live}
         return dict(episode.observations), zeros, falses, dict.fromkeys(live, truncated), infos
 
-    def _finish_turn(self, episode: Episode, truncated: bool):
+    def _finish_turn(self, episode: Episode, truncated: bool, evaluation: Evaluation):
         replies = {agent: episode.pending[agent] for agent in self.possible_agents}
-        evaluation = self.task.evaluate(episode.index, {a: self._clean(r) for a, r in replies.items()})
         done = episode.turn >= self.num_turns or (self.stop_when_solved and evaluation.solved)
         feedback = self._feedback(episode, replies, evaluation, done or truncated)
         feedback = {a: safe_text(str(text), MAX_FEEDBACK_CHARS) for a, text in feedback.items()}
