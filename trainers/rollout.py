@@ -6,7 +6,8 @@ replies; the replies are combined into joint samples:
 * ``aligned``: the g-th replies of all agents together → G joint samples;
 * ``cross``: every combination → G^N joint samples.
 
-Each joint sample is stepped on its own ``copy.deepcopy`` of the env (copies run in a thread pool) and,
+Each joint sample is stepped on its own ``copy.deepcopy`` of the env (all copies at once through
+``llm_coop_envs.step_many``: one sandbox batch for coding envs, a thread pool for the others) and,
 if the episode goes on, becomes the root of its own next turn: the rollout is a tree. The return of a
 joint sample is its reward plus ``gamma`` times the mean return of its children; the siblings at one
 node form a group (turn-wise grouping). A node whose samples' mean reward reaches ``early_stop_reward``
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from llm_coop_envs import step_many
 from trainers.generation.base import Completion
 
 
@@ -183,11 +185,6 @@ def _node(env: Any, observations: Mapping[str, str], infos: Mapping[str, Mapping
     return node
 
 
-def _step_copy(env: Any, actions: dict[str, str]) -> tuple[Any, tuple]:
-    branch = copy.deepcopy(env)
-    return branch, branch.step(actions)
-
-
 def expand(
     nodes: Sequence[Node],
     sampler: Sampler,
@@ -205,9 +202,11 @@ def expand(
             replies = {agent: per_agent[agent][g] for agent, g in zip(node.acting, combo)}
             node.samples.append(JointSample(replies=replies, observations=dict(node.observations)))
             jobs.append((node, node.samples[-1]))
-    results = pool.map(lambda job: _step_copy(job[0].env, {a: c.text for a, c in job[1].replies.items()}), jobs)
+    branches = [copy.deepcopy(node.env) for node, _ in jobs]
+    actions = [{a: c.text for a, c in sample.replies.items()} for _, sample in jobs]
+    results = step_many(branches, actions, executor=pool)  # one sandbox batch for all coding copies
     children = []
-    for (node, sample), (branch, (observations, rewards, terms, truncs, infos)) in zip(jobs, results):
+    for (node, sample), branch, (observations, rewards, terms, truncs, infos) in zip(jobs, branches, results):
         _record(sample, rewards, infos, node)
         sample.done = not branch.agents or all(terms.get(a, False) or truncs.get(a, False) for a in terms)
         if not sample.done:

@@ -4,8 +4,9 @@ TRL calls a reward function as ``f(prompts=..., completions=..., **columns)`` an
 per completion; the dataset's extra columns arrive as keyword lists. :func:`env_prompts` builds the
 dataset rows (``prompt`` and ``task_id``) and :class:`EnvReward` scores each completion by opening
 that task in a copy of the env (``reset(options={"task_id": ...})``) and stepping it with the
-completion as the agent's reply: the reward is the env's first-turn reward. TRL itself is not
-imported here.
+completion as the agent's reply (all completions of one call together, through ``step_many``, so
+a coding env checks them as one sandbox batch): the reward is the env's first-turn reward. TRL
+itself is not imported here.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llm_coop_envs.core.batch import step_many
 from llm_coop_envs.registration import make
 
 TASK_ID_COLUMN = "task_id"
@@ -64,14 +66,20 @@ class EnvReward:
             )
         if len(task_ids) != len(completions):
             raise ValueError(f"{len(completions)} completions but {len(task_ids)} task ids.")
-        return [self.score(task_id, completion) for task_id, completion in zip(task_ids, completions)]
+        # One step per completion, all of them at once: a coding env runs them as one sandbox batch.
+        envs = [self._start(task_id) for task_id in task_ids]
+        results = step_many(envs, [{self.agent: _reply_text(c)} for c in completions])
+        return [float(rewards[self.agent]) for _, rewards, *_ in results]
 
     def score(self, task_id: str, completion: Any) -> float:
         """The env's reward for ``completion`` as the agent's reply to ``task_id``."""
+        _, rewards, *_ = self._start(task_id).step({self.agent: _reply_text(completion)})
+        return float(rewards[self.agent])
+
+    def _start(self, task_id: str) -> Any:
         env = copy.deepcopy(self._env)
         env.reset(options={"task_id": task_id})
-        _, rewards, *_ = env.step({self.agent: _reply_text(completion)})
-        return float(rewards[self.agent])
+        return env
 
 
 def _reply_text(completion: Any) -> str:
