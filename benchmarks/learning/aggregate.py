@@ -98,6 +98,6 @@ def aggregate(runs: Sequence[Run], algorithms: Sequence[str], resamples: int = b
         "algorithms": summary,
         "comparisons": comparisons,
         "runs": [{"name": r.name, "algo": r.algo, "seed": r.seed, "status": r.status, "error": r.error,
-                  "wall_s": r.wall_s} for r in runs],
+                  "wall_s": r.wall_s, "samples": r.samples} for r in runs],
         "resamples": resamples,
     }

@@ -55,6 +55,8 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         "## Runs",
         runs_table(summary),
     ]
+    if any(run.get("samples") for run in summary["runs"]):
+        parts += ["## What the policy wrote (first and last training step)", samples_section(summary)]
     if has_curves:
         parts += ["## Learning curves", "![held-out pass rate and acc per evaluation step](curves.png)",
                   "Mean over seeds; the band is the 95 % hierarchical-bootstrap interval (seeds, then problems)."]
@@ -132,6 +134,27 @@ def runs_table(summary: Mapping[str, Any]) -> str:
         note = run["error"].splitlines()[0] if run.get("error") else ""
         lines.append(f"| {run['name']} | {run['status']} | {wall} | {note} |")
     return "\n".join(lines)
+
+
+def samples_section(summary: Mapping[str, Any]) -> str:
+    """Each run's first logged training sample of its first and last step, reply by reply."""
+    intro = ("One sampled joint reply per run from the first and from the last training step (the first "
+             "sample of the step's first group, at the training temperature), with its reward and components.")
+    blocks = [intro]
+    for run in summary["runs"]:
+        for sample in run.get("samples") or ():
+            components = ", ".join(f"{k} {v:.2f}" for k, v in (sample.get("components") or {}).items()
+                                   if isinstance(v, (int, float)))
+            blocks.append(f"**{run['name']}, step {sample['step']}**: reward {sample['reward']:.3f} ({components})")
+            for agent, text in sample["replies"].items():
+                blocks.append(f"`{agent}`:\n\n" + _quoted(text))
+    return "\n\n".join(blocks)
+
+
+def _quoted(text: str) -> str:
+    """A reply as a Markdown block quote, kept verbatim (empty lines too)."""
+    lines = text.strip("\n").splitlines() or [""]
+    return "\n".join("> " + line if line.strip() else ">" for line in lines)
 
 
 def limits(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Budget) -> str:

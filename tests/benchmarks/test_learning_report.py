@@ -164,3 +164,17 @@ def test_the_reproduce_command_parses_back_to_the_same_budget(tmp_path):
     assert args.seeds == [0, 3] and args.algos == "magrpo,grpo" and args.env == "coop_basics-v0"
     parsed = Budget(**{name: getattr(args, name) for name in meta["budget"]})
     assert parsed == BUDGET
+
+
+def test_the_report_shows_what_the_policy_wrote_at_the_first_and_last_step(tmp_path):
+    runs_dir, out = tmp_path / "runs", tmp_path / "out"
+    write_meta(runs_dir, BUDGET, algorithms=("magrpo",), seeds=(0,))
+    write_run(runs_dir, "magrpo-seed0", {0: NONE, 4: HALF})
+    assert bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "50", "-q"]) == 0
+    text = (out / "results.md").read_text()
+    section = text.split("## What the policy wrote (first and last training step)")[1]
+    assert "**magrpo-seed0, step 1**: reward 1.000 (structure 1.00)" in section
+    assert "**magrpo-seed0, step 4**: reward 4.000" in section
+    assert "> def aux():  # step 1\n>\n>     return 0" in section  # verbatim, the first sample of the step
+    assert "# step 2" not in section and "return 1" not in section
+    assert json.loads((out / "results.json").read_text())["runs"][0]["samples"][1]["step"] == 4
