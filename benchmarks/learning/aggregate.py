@@ -14,6 +14,7 @@ from benchmarks.learning.records import METRICS, Run, measured_budget, problem_v
 # The pass rate and the share of tests passed mean the same on every team; rewards do not
 # (the pair's maximum is 4.0, a single agent's 2.1), nor does a helper rate, so only these compare.
 COMPARABLE = ("pass_rate", "acc")
+CURVED = (*COMPARABLE, "reward")  # a team's reward is comparable with itself across steps
 
 
 def common_task_ids(runs: Sequence[Run]) -> list[str]:
@@ -60,10 +61,10 @@ def summarise_algorithm(runs: Sequence[Run], task_ids: list[str], resamples: int
 
 
 def curves(runs: Sequence[Run], task_ids: list[str], resamples: int) -> dict[str, list[dict[str, float]]]:
-    """Per comparable metric: one point per evaluation step that every run has."""
+    """Per metric of :data:`CURVED`: one point per evaluation step that every run has."""
     steps = sorted(set.intersection(*(set(run.evals) for run in runs))) if runs else []
     result = {}
-    for metric in COMPARABLE:
+    for metric in CURVED:
         points = []
         for step in steps:
             values = matrix(runs, step, metric, task_ids)
@@ -98,6 +99,6 @@ def aggregate(runs: Sequence[Run], algorithms: Sequence[str], resamples: int = b
         "algorithms": summary,
         "comparisons": comparisons,
         "runs": [{"name": r.name, "algo": r.algo, "seed": r.seed, "status": r.status, "error": r.error,
-                  "wall_s": r.wall_s} for r in runs],
+                  "wall_s": r.wall_s, "samples": r.samples} for r in runs],
         "resamples": resamples,
     }

@@ -1,7 +1,8 @@
 """Reading one finished trainer run folder into plain records.
 
 The trainer writes, per run folder: ``metrics.jsonl`` (one row per training step, plus one row per
-held-out evaluation), ``eval/step_{step:05d}.jsonl`` (one JSON object per held-out problem:
+held-out evaluation), ``samples.jsonl`` (a few sampled replies per training step),
+``eval/step_{step:05d}.jsonl`` (one JSON object per held-out problem:
 ``task_id``, ``reward``, ``solved``, ``tests_passed``, ``uses_helper``; the last two may be null)
 and ``eval.json`` once the run has finished.
 """
@@ -34,6 +35,9 @@ class Run:
     evals: dict[int, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
     """Held-out evaluation step -> one record per problem."""
     train_rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    samples: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """The first logged sample of the first and of the last training step, so a reader sees what the
+    reward made the policy write."""
 
     @property
     def ok(self) -> bool:
@@ -46,6 +50,7 @@ def read_run(run: Run, run_dir: Path) -> Run:
         return run
     run.evals = read_evals(run_dir / "eval")
     run.train_rows = [row for row in read_jsonl(run_dir / "metrics.jsonl") if "reward/mean" in row]
+    run.samples = first_and_last_samples(run_dir / "samples.jsonl")
     if len(run.evals) < 2:
         run.status, run.error = "failed", f"fewer than two held-out evaluations in {run_dir / 'eval'}"
     else:
@@ -62,6 +67,18 @@ def read_evals(folder: Path) -> dict[int, list[dict[str, Any]]]:
     return evals
 
 
+
+
+def first_and_last_samples(path: Path) -> list[dict[str, Any]]:
+    """The first record of the first and of the last step in ``samples.jsonl`` (none if absent)."""
+    records = read_jsonl(path) if path.is_file() else []
+    if not records:
+        return []
+    first_step, last_step = records[0]["step"], records[-1]["step"]
+    first = next(r for r in records if r["step"] == first_step)
+    last = next(r for r in records if r["step"] == last_step)
+    keep = ("step", "replies", "reward", "components")
+    return [{key: record.get(key) for key in keep} for record in ((first,) if first is last else (first, last))]
 
 
 def problem_values(records: list[dict[str, Any]], metric: str, task_ids: list[str]) -> list[float] | None:

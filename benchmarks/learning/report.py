@@ -10,7 +10,7 @@ from typing import Any
 
 from benchmarks.learning.plan import Budget, team
 
-LABELS = {"magrpo": "MAGRPO (helper + main)", "grpo": "GRPO (single agent)"}
+LABELS = {"magrpo": "MAGRPO (two agents)", "grpo": "GRPO (single agent)"}
 UNTRAINED = {"pair": "untrained pair", "single": "untrained single agent"}
 COLUMNS = (("pass_rate", "held-out pass rate"), ("acc", "acc (tests passed)"), ("reward", "mean reward"),
            ("coop_rate", "coop rate"))
@@ -55,6 +55,8 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         "## Runs",
         runs_table(summary),
     ]
+    if any(run.get("samples") for run in summary["runs"]):
+        parts += ["## What the policy wrote (first and last training step)", samples_section(summary)]
     if has_curves:
         parts += ["## Learning curves", "![held-out pass rate and acc per evaluation step](curves.png)",
                   "Mean over seeds; the band is the 95 % hierarchical-bootstrap interval (seeds, then problems)."]
@@ -73,27 +75,39 @@ def reproduce_command(meta: Mapping[str, Any]) -> str:
     return "llm-coop bench " + shlex.join(flags)
 
 
+def columns(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The table's metrics that some algorithm has. Without a test count (a writing env) "solved"
+    means every reward level met in full, and is named so."""
+    known = {metric for result in summary["algorithms"].values() for metric, value in result["metrics"].items() if value}
+    shown = [(metric, title) for metric, title in COLUMNS if metric in known]
+    if "acc" not in known:
+        shown = [(m, "held-out solved rate (every level met)" if m == "pass_rate" else t) for m, t in shown]
+    return shown
+
+
 def results_table(summary: Mapping[str, Any], budget: Budget) -> str:
-    lines = ["| agents | seeds | " + " | ".join(title for _, title in COLUMNS) + " |",
-             "|---|---:|" + "---:|" * len(COLUMNS)]
+    shown = columns(summary)
+    lines = ["| agents | seeds | " + " | ".join(title for _, title in shown) + " |",
+             "|---|---:|" + "---:|" * len(shown)]
     shown_teams = set()
     for algo, result in summary["algorithms"].items():
         seeds = len(result["seeds"])
         if team(algo) not in shown_teams:  # step 0 is the same untrained model for every algorithm of a team
             shown_teams.add(team(algo))
-            lines.append(_row(f"{UNTRAINED[team(algo)]} (step 0 of the {algo} runs)", seeds, result, "before"))
-        lines.append(_row(f"{label(algo)} after {budget.steps} steps", seeds, result, "after"))
+            lines.append(_row(f"{UNTRAINED[team(algo)]} (step 0 of the {algo} runs)", seeds, result, "before", shown))
+        lines.append(_row(f"{label(algo)} after {budget.steps} steps", seeds, result, "after", shown))
     return "\n".join(lines)
 
 
 def changes_table(summary: Mapping[str, Any]) -> str:
-    lines = ["| comparison | " + " | ".join(title for _, title in COLUMNS) + " |", "|---|" + "---:|" * len(COLUMNS)]
+    shown = columns(summary)
+    lines = ["| comparison | " + " | ".join(title for _, title in shown) + " |", "|---|" + "---:|" * len(shown)]
     for algo, result in summary["algorithms"].items():
-        cells = [_cell(metric, (result["metrics"].get(metric) or {}).get("change"), signed=True) for metric, _ in COLUMNS]
+        cells = [_cell(metric, (result["metrics"].get(metric) or {}).get("change"), signed=True) for metric, _ in shown]
         lines.append(f"| {label(algo)}: after − {UNTRAINED[team(algo)]} (paired) | " + " | ".join(cells) + " |")
     for name, result in summary["comparisons"].items():
         a, b = name.split(" - ")
-        cells = [_cell(metric, result.get(metric), signed=True) if metric in result else "not comparable" for metric, _ in COLUMNS]
+        cells = [_cell(metric, result.get(metric), signed=True) if metric in result else "not comparable" for metric, _ in shown]
         lines.append(f"| {label(a)} − {label(b)}, after | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -134,6 +148,27 @@ def runs_table(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def samples_section(summary: Mapping[str, Any]) -> str:
+    """Each run's first logged training sample of its first and last step, reply by reply."""
+    intro = ("One sampled joint reply per run from the first and from the last training step (the first "
+             "sample of the step's first group, at the training temperature), with its reward and components.")
+    blocks = [intro]
+    for run in summary["runs"]:
+        for sample in run.get("samples") or ():
+            components = ", ".join(f"{k} {v:.2f}" for k, v in (sample.get("components") or {}).items()
+                                   if isinstance(v, (int, float)))
+            blocks.append(f"**{run['name']}, step {sample['step']}**: reward {sample['reward']:.3f} ({components})")
+            for agent, text in sample["replies"].items():
+                blocks.append(f"`{agent}`:\n\n" + _quoted(text))
+    return "\n\n".join(blocks)
+
+
+def _quoted(text: str) -> str:
+    """A reply as a Markdown block quote, kept verbatim (empty lines too)."""
+    lines = text.strip("\n").splitlines() or [""]
+    return "\n".join("> " + line if line.strip() else ">" for line in lines)
+
+
 def limits(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Budget) -> str:
     done = [r for r in summary["runs"] if r["status"] == "done"]
     failed = [r["name"] for r in summary["runs"] if r["status"] != "done"]
@@ -143,8 +178,9 @@ def limits(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Budget) 
         f"{budget.steps} training steps of {budget.problems_per_step * budget.group_size} joint samples each. "
         "The intervals cover the spread over these seeds and these problems only: with this few seeds the "
         "seed-level part of the interval is coarse, and they say nothing about other envs, models, longer "
-        "training or other hyper-parameters. Pass rate is greedy pass@1; mean reward is on each team's own "
-        "scale (the pair's maximum differs from a single agent's), so only pass rate and acc compare across "
+        "training or other hyper-parameters. Every held-out rate is of one greedy episode per problem (pass@1 on "
+        "a coding env); mean reward is on each team's own "
+        "scale (the pair's maximum differs from a single agent's), so only the rates compare across "
         "teams, and the coop rate exists only for a team with a helper."
     )
     if failed:
@@ -152,8 +188,8 @@ def limits(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Budget) 
     return text
 
 
-def _row(title: str, seeds: int, result: Mapping[str, Any], phase: str) -> str:
-    cells = [_cell(metric, (result["metrics"].get(metric) or {}).get(phase)) for metric, _ in COLUMNS]
+def _row(title: str, seeds: int, result: Mapping[str, Any], phase: str, shown: list[tuple[str, str]]) -> str:
+    cells = [_cell(metric, (result["metrics"].get(metric) or {}).get(phase)) for metric, _ in shown]
     return f"| {title} | {seeds} | " + " | ".join(cells) + " |"
 
 
@@ -175,17 +211,21 @@ def _per_seed(runs: list[Mapping[str, Any]], key: str, fmt: str) -> str:
 
 
 def plot_curves(summary: Mapping[str, Any], path: Path) -> Path | None:
-    """Held-out pass rate and acc per evaluation step: mean over seeds and the 95 % band."""
+    """Held-out pass rate and acc (reward where there is no acc) per evaluation step: mean over seeds
+    and the 95 % band."""
     series = {algo: r["curves"] for algo, r in summary["algorithms"].items() if any(r["curves"].values())}
     if not series:
         return None
+    titles = dict(columns(summary))
+    second = "acc" if "acc" in titles else "reward"
+    panels = (("pass_rate", titles.get("pass_rate", "held-out pass rate")), (second, "held-out " + titles.get(second, second)))
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for axis, (metric, title) in zip(axes, (("pass_rate", "held-out pass rate"), ("acc", "held-out acc (tests passed)"))):
+    for axis, (metric, title) in zip(axes, panels):
         for index, (algo, curves) in enumerate(series.items()):
             points = curves.get(metric) or []
             steps = [p["step"] for p in points]
@@ -193,7 +233,8 @@ def plot_curves(summary: Mapping[str, Any], path: Path) -> Path | None:
             axis.fill_between(steps, [p["low"] for p in points], [p["high"] for p in points], color=f"C{index}", alpha=0.2)
         axis.set_title(title, fontsize=10)
         axis.set_xlabel("training step")
-        axis.set_ylim(-0.02, 1.02)
+        if metric != "reward":
+            axis.set_ylim(-0.02, 1.02)
         axis.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
     figure.tight_layout()

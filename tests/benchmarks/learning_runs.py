@@ -30,6 +30,9 @@ def write_run(runs_dir: Path, name: str, solved_by_step: dict[int, list[bool]], 
         rows.append({"train/step": step, "reward/mean": 1.0, "perf/generated_tokens": tokens_per_step,
                      "train/joint_samples": env_steps_per_step, "perf/step_s": 2.0})
     (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    samples = [{"step": step, "replies": {"helper": f"def aux():  # step {step}\n\n    return {k}", "main": "x"},
+                "reward": float(step), "components": {"structure": 1.0}} for step in range(1, last + 1) for k in (0, 1)]
+    (run_dir / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in samples))
     first = solved_by_step[min(solved_by_step)]
     final = solved_by_step[last]
     (run_dir / "eval.json").write_text(json.dumps({

@@ -164,3 +164,33 @@ def test_the_reproduce_command_parses_back_to_the_same_budget(tmp_path):
     assert args.seeds == [0, 3] and args.algos == "magrpo,grpo" and args.env == "coop_basics-v0"
     parsed = Budget(**{name: getattr(args, name) for name in meta["budget"]})
     assert parsed == BUDGET
+
+
+def test_the_report_shows_what_the_policy_wrote_at_the_first_and_last_step(tmp_path):
+    runs_dir, out = tmp_path / "runs", tmp_path / "out"
+    write_meta(runs_dir, BUDGET, algorithms=("magrpo",), seeds=(0,))
+    write_run(runs_dir, "magrpo-seed0", {0: NONE, 4: HALF})
+    assert bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "50", "-q"]) == 0
+    text = (out / "results.md").read_text()
+    section = text.split("## What the policy wrote (first and last training step)")[1]
+    assert "**magrpo-seed0, step 1**: reward 1.000 (structure 1.00)" in section
+    assert "**magrpo-seed0, step 4**: reward 4.000" in section
+    assert "> def aux():  # step 1\n>\n>     return 0" in section  # verbatim, the first sample of the step
+    assert "# step 2" not in section and "return 1" not in section
+    assert json.loads((out / "results.json").read_text())["runs"][0]["samples"][1]["step"] == 4
+
+
+def test_a_writing_run_without_test_counts_is_reported_by_solved_rate_and_reward(tmp_path):
+    runs_dir, out = tmp_path / "runs", tmp_path / "out"
+    write_meta(runs_dir, BUDGET, algorithms=("magrpo",), seeds=(0, 1), env="tldr-v1")
+    for seed in (0, 1):
+        run_dir = write_run(runs_dir, f"magrpo-seed{seed}", {0: NONE, 4: HALF})
+        for path in (run_dir / "eval").glob("*.jsonl"):  # a writing env counts no tests and has no helper
+            rows = [{**json.loads(line), "tests_passed": None, "uses_helper": None} for line in path.read_text().splitlines()]
+            path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "50", "-q"]) == 0
+    header = next(line for line in (out / "results.md").read_text().splitlines() if line.startswith("| agents |"))
+    assert header == "| agents | seeds | held-out solved rate (every level met) | mean reward |"
+    curves = json.loads((out / "results.json").read_text())["algorithms"]["magrpo"]["curves"]
+    assert [p["step"] for p in curves["reward"]] == [0, 4]
+    assert (out / "curves.png").stat().st_size > 0
