@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from trainers.algorithms.base import Algorithm, LossBatch, get_algorithm
+from trainers.algorithms.base import Algorithm, LossBatch, algorithm_metrics, call_hook, declared
+from trainers.algorithms.options import build_algorithm, loss_options
 from trainers.checkpoint import latest_checkpoint, load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from trainers.config import TrainConfig
 from trainers.distributed import Distributed
@@ -85,9 +86,10 @@ class Trainer:
         self.env = env if env is not None else _make_env(cfg.env, cfg.env_kwargs)
         self.eval_env = _held_out_env(cfg, env, eval_env)
         self.agents = tuple(self.env.possible_agents)
-        self.algorithm = algorithm if algorithm is not None else get_algorithm(cfg.algo, **cfg.algo_kwargs)
+        self.algorithm = algorithm if algorithm is not None else build_algorithm(cfg)
+        self.loss_options = loss_options(self.algorithm, cfg)
         _check_single_agent(self.algorithm, self.agents, cfg)
-        self.policies = build_policies(self.agents, cfg, models)
+        self.policies = build_policies(self.agents, cfg, models, keep_reference=self.loss_options.kl_coef > 0)
         self.backend = make_backend(cfg.backend, self.policies, dtype=cfg.generation_dtype)
         self.optimizers = {
             key: torch.optim.AdamW(
@@ -138,6 +140,7 @@ class Trainer:
 
     def train_step(self) -> dict[str, float]:
         started = time.perf_counter()
+        call_hook(self.algorithm, "on_step_start", self.step + 1)
         groups = self.rollout()
         rolled = time.perf_counter()
         items = self.training_items(groups)
@@ -145,6 +148,8 @@ class Trainer:
         finished = time.perf_counter()
         metrics = {**reward_metrics(groups), **agent_metrics, **self._perf(groups, started, rolled, finished)}
         metrics["train/step"] = self.step + 1
+        call_hook(self.algorithm, "on_step_end", self.step + 1, metrics)
+        metrics.update(algorithm_metrics(self.algorithm))
         self._log_samples(groups)
         return metrics
 
@@ -154,6 +159,7 @@ class Trainer:
         return grow_trees(
             roots, self.sample, group_size=self.cfg.group_size, joint_mode=self.cfg.joint_mode,
             gamma=self.cfg.gamma, early_stop_reward=self.cfg.early_stop_reward, pool=_pool(self.cfg.env_workers),
+            greedy_sampler=self.greedy_sample if declared(self.algorithm, "needs_greedy_baseline") else None,
         )
 
     def problem_seed(self, index: int) -> int:
@@ -163,6 +169,12 @@ class Trainer:
 
     def sample(self, requests: Sequence[tuple[str, str]], n: int):
         return self.backend.generate([GenerationRequest(a, obs, n, self.cfg.sampling_for(a)) for a, obs in requests])
+
+    def greedy_sample(self, requests: Sequence[tuple[str, str]], n: int):
+        """The greedy replies (temperature 0) that a greedy-baseline algorithm compares against."""
+        greedy = [GenerationRequest(a, obs, n, dataclasses.replace(self.cfg.sampling_for(a), temperature=0.0))
+                  for a, obs in requests]
+        return self.backend.generate(greedy)
 
     # ----------------------------------------------------------------- 3: advantages
     def training_items(self, groups: Sequence[Group]) -> dict[str, list[TrainItem]]:
@@ -216,8 +228,8 @@ class Trainer:
         Replies with advantage 0 are skipped only when the algorithm declares its loss is 0 there
         (``zero_loss_at_zero_advantage``) and no KL term is on; they still count in the weights.
         A loss that is not finite stops training before any optimizer step of this update."""
-        cfg = self.cfg
-        skip_zero = getattr(self.algorithm, "zero_loss_at_zero_advantage", False) is True and cfg.kl_coef == 0
+        cfg, options = self.cfg, self.loss_options
+        skip_zero = declared(self.algorithm, "zero_loss_at_zero_advantage") is True and options.kl_coef == 0
         needed = [i for i in items if i.advantage != 0.0] if skip_zero else items
         needed = [i for i in needed if i.completion_ids]
         sampling = cfg.sampling_for(agent)
@@ -230,13 +242,13 @@ class Trainer:
             saved = cache.setdefault((agent, start), {})
             if epoch == 0:
                 saved["old"] = logps.detach()
-                if cfg.kl_coef > 0:
+                if options.kl_coef > 0:
                     saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions, sampling)
             batch = LossBatch(
                 agent=agent, logps=logps, old_logps=saved["old"], mask=mask,
                 advantages=torch.tensor([i.advantage for i in micro], dtype=logps.dtype, device=logps.device),
-                ref_logps=saved.get("ref"), clip_eps=cfg.clip_eps, kl_coef=cfg.kl_coef,
-                token_aggregation=cfg.token_aggregation, total_replies=len(items), total_tokens=total_tokens,
+                ref_logps=saved.get("ref"), clip_eps=options.clip_eps, kl_coef=options.kl_coef,
+                token_aggregation=options.token_aggregation, total_replies=len(items), total_tokens=total_tokens,
                 weights=torch.tensor([i.weight for i in micro], dtype=logps.dtype, device=logps.device),
             )
             loss = self.algorithm.loss(batch)
@@ -466,7 +478,7 @@ def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:
 
 
 def _check_single_agent(algorithm: Algorithm, agents: tuple[str, ...], cfg: TrainConfig) -> None:
-    if getattr(algorithm, "single_agent", False) and len(agents) > 1 and cfg.policy != "shared":
+    if declared(algorithm, "single_agent") and len(agents) > 1 and cfg.policy != "shared":
         raise ValueError(
             f"{cfg.algo} trains one agent doing the whole task, but {cfg.env} has agents {list(agents)}: "
             "use a one-agent env (coding envs: env_kwargs.team=single) or policy=shared."
