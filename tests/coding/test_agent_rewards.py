@@ -8,6 +8,7 @@ import pytest
 import llm_coop_envs
 from llm_coop_envs.coding.coop_basics import suite_rows
 from llm_coop_envs.coding.task import CodingTask
+from llm_coop_envs.testing import check_env
 from tests.coding.problems import HELPER_SUM, MAIN_ALONE, MAIN_USES, rows
 
 ROW = next(row for row in suite_rows() if row["task_id"] == "coop_basics/t1/bonus_points")
@@ -79,3 +80,8 @@ def test_env_reports_own_rewards_and_the_joint_one(data_dir):
     assert rewards["main"] == infos["main"]["joint_reward"]
     with pytest.raises(ValueError, match="reward_mode"):
         llm_coop_envs.make("coop_basics-v0", reward_mode="each")
+
+
+@pytest.mark.parametrize("protocol", ["parallel", "sequential"])
+def test_per_agent_env_passes_check_env(protocol):
+    check_env(llm_coop_envs.make("coop_basics-v0", reward_mode="per_agent", protocol=protocol, num_turns=2), quick=True)

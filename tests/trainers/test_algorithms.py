@@ -96,6 +96,18 @@ def test_module_class_names_load_without_registration():
         get_algorithm("no_such_algorithm")
 
 
+def test_module_class_names_work_in_config_files_and_overrides(tmp_path):
+    from trainers.config import load_config
+    from trainers.run_folder import prepare_run_folder
+
+    (tmp_path / "run.yaml").write_text("algo: tests.trainers.test_algorithms:Halved\nalgo_kwargs: {clip_eps: 0.1}\n")
+    algorithm = build_algorithm(load_config(tmp_path / "run.yaml"))
+    assert isinstance(algorithm, Halved) and algorithm.loss_options.clip_eps == 0.1
+    assert type(build_algorithm(load_config(overrides=["algo=trainers.algorithms.marloo:MARLOO"]))).__name__ == "MARLOO"
+    folder = prepare_run_folder(str(tmp_path), None, "tests.trainers.test_algorithms:Halved", resume=False, overwrite=False)
+    assert folder.name.startswith("Halved-")
+
+
 class Halved(AlgorithmBase):
     """A plug-in used by name in the tests: half of MAGRPO's advantage."""
 

@@ -44,3 +44,10 @@ def test_reward_mode_is_checked(tldr_task):
 
     with pytest.raises(ValueError, match="reward_mode"):
         llm_coop_envs.make("tldr-v1", reward_mode="solo")
+
+
+def test_per_agent_env_passes_check_env(data_dir):
+    import llm_coop_envs
+    from llm_coop_envs.testing import check_env
+
+    check_env(llm_coop_envs.make("tldr-v1", split="test", reward_mode="per_agent", num_turns=2), quick=True)
