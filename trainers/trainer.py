@@ -391,10 +391,14 @@ def reward_metrics(groups: Sequence[Group]) -> dict[str, float]:
         "train/flat_groups": sum(float(np.ptp(g.returns) == 0) for g in groups),
     }
     components: dict[str, list[float]] = defaultdict(list)
+    own: dict[str, list[float]] = defaultdict(list)
     for sample in first:
         for name, value in sample.components.items():
             components[name].append(value)
+        for agent, value in sample.agent_rewards.items():
+            own[agent].append(value)
     metrics.update({f"reward/{name}": float(np.mean(v)) for name, v in components.items()})
+    metrics.update({f"agent/{agent}/reward": float(np.mean(v)) for agent, v in own.items()})
     return metrics
 
 

@@ -214,6 +214,7 @@ def test_trainer_calls_hooks_logs_algorithm_metrics_and_rolls_out_greedy_baselin
     assert trainer.algorithm.calls == [("start", 1), ("end", 1, True), ("start", 2), ("end", 2, True)]
     assert all("algo/abs_advantage" in row for row in history)
     assert "algo/abs_advantage" in read_metrics(tmp_path / "run")[0]
+    assert history[0]["agent/helper/reward"] == history[0]["agent/main/reward"] == history[0]["reward/mean"]
     remax = Trainer(tiny_config(tmp_path, algo="maremax", run_name="remax", steps=1), env=CoopEnv(LetterTask()),
                     models=(build_model(tokenizer), tokenizer))
     groups = remax.rollout()
