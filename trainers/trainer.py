@@ -39,7 +39,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from trainers.algorithms.base import Algorithm, LossBatch, algorithm_metrics, call_hook, declared
+from trainers.algorithms.base import (
+    Advantage, Algorithm, LossBatch, advantage_table, advantage_tensor, algorithm_metrics, call_hook, declared,
+)
 from trainers.algorithms.options import build_algorithm, loss_options
 from trainers.checkpoint import latest_checkpoint, load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from trainers.config import TrainConfig
@@ -62,6 +64,16 @@ class TrainItem:
     advantage: float
     weight: float = 1.0
     """The reply's share of its agent's loss for the step (:func:`reply_weights`)."""
+    token_advantages: tuple[float, ...] | None = None
+    """One advantage per completion token, when the algorithm gave them (``advantage`` is then their mean)."""
+
+    @property
+    def loss_advantage(self) -> Advantage:
+        return self.token_advantages if self.token_advantages is not None else self.advantage
+
+    @property
+    def is_zero(self) -> bool:
+        return not any(self.token_advantages) if self.token_advantages is not None else self.advantage == 0.0
 
 
 class Trainer:
@@ -181,19 +193,12 @@ class Trainer:
         items: dict[str, list[TrainItem]] = defaultdict(list)
         groups_of: dict[str, list[tuple[int, int]]] = defaultdict(list)  # per item: (depth, node)
         for node, group in enumerate(groups):
-            advantages = np.asarray(self.algorithm.advantages(group), dtype=np.float64)
-            if advantages.ndim == 1:
-                advantages = np.repeat(advantages[:, None], len(group.agents), axis=1)
-            if advantages.shape != (len(group.samples), len(group.agents)):
-                raise ValueError(
-                    f"advantages() returned shape {advantages.shape}; expected [{len(group.samples)}] or "
-                    f"[{len(group.samples)}, {len(group.agents)}]."
-                )
+            advantages = advantage_table(self.algorithm.advantages(group), group)
             for sample, row in zip(group.samples, advantages):
                 for agent, advantage in zip(group.agents, row):
                     groups_of[agent].append((group.depth, node))
                     reply = sample.replies[agent]
-                    items[agent].append(TrainItem(agent, reply.prompt_ids, reply.completion_ids, float(advantage)))
+                    items[agent].append(_train_item(agent, reply, advantage))
         for agent, agent_items in items.items():
             weights = reply_weights([groups_of[agent][n] for n in range(len(agent_items))])
             items[agent] = [dataclasses.replace(item, weight=w) for item, w in zip(agent_items, weights)]
@@ -230,7 +235,7 @@ class Trainer:
         A loss that is not finite stops training before any optimizer step of this update."""
         cfg, options = self.cfg, self.loss_options
         skip_zero = declared(self.algorithm, "zero_loss_at_zero_advantage") is True and options.kl_coef == 0
-        needed = [i for i in items if i.advantage != 0.0] if skip_zero else items
+        needed = [i for i in items if not i.is_zero] if skip_zero else items
         needed = [i for i in needed if i.completion_ids]
         sampling = cfg.sampling_for(agent)
         total_tokens = float(sum(len(i.completion_ids) for i in items))
@@ -246,7 +251,7 @@ class Trainer:
                     saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions, sampling)
             batch = LossBatch(
                 agent=agent, logps=logps, old_logps=saved["old"], mask=mask,
-                advantages=torch.tensor([i.advantage for i in micro], dtype=logps.dtype, device=logps.device),
+                advantages=advantage_tensor([i.loss_advantage for i in micro], logps.shape[1], logps),
                 ref_logps=saved.get("ref"), clip_eps=options.clip_eps, kl_coef=options.kl_coef,
                 token_aggregation=options.token_aggregation, total_replies=len(items), total_tokens=total_tokens,
                 weights=torch.tensor([i.weight for i in micro], dtype=logps.dtype, device=logps.device),
@@ -470,6 +475,13 @@ def _item_metrics(agent: str, items: list[TrainItem]) -> dict[str, float]:
         f"agent/{agent}/advantage_abs_mean": float(np.mean([abs(i.advantage) for i in items])),
         f"agent/{agent}/reply_tokens": float(np.mean([len(i.completion_ids) for i in items])),
     }
+
+
+def _train_item(agent: str, reply: Any, advantage: Advantage) -> TrainItem:
+    if isinstance(advantage, tuple):  # per token: their mean stands for the reply in the metrics
+        mean = float(np.mean(advantage)) if advantage else 0.0
+        return TrainItem(agent, reply.prompt_ids, reply.completion_ids, mean, token_advantages=advantage)
+    return TrainItem(agent, reply.prompt_ids, reply.completion_ids, advantage)
 
 
 def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:

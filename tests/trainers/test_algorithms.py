@@ -220,3 +220,65 @@ def test_trainer_calls_hooks_logs_algorithm_metrics_and_rolls_out_greedy_baselin
     groups = remax.rollout()
     assert all(g.greedy is not None and set(g.greedy.replies) == {"helper", "main"} for g in groups)
     assert "algo/greedy_return" in remax.train()[0]
+
+
+# ---------------------------------------------------------------------------- per-token advantages
+def _reply_group(lengths):
+    from trainers.generation.base import Completion
+
+    samples = tuple(JointSample(replies={a: Completion("x", (), tuple(range(n))) for a, n in zip(("helper", "main"), row)},
+                                observations={}) for row in lengths)
+    return Group(returns=np.zeros(len(lengths)), rewards=np.zeros(len(lengths)), agents=("helper", "main"), depth=0,
+                 samples=samples)
+
+
+def test_advantage_table_accepts_per_reply_and_per_token_advantages():
+    import torch
+
+    from trainers.algorithms.base import advantage_table, advantage_tensor, clipped_surrogate
+    from trainers.algorithms.base import LossBatch
+
+    group = _reply_group([(2, 3), (1, 2)])
+    assert advantage_table(np.array([1.0, -1.0]), group) == [[1.0, 1.0], [-1.0, -1.0]]
+    assert advantage_table([[0.5, [1.0, 0.0, 2.0]], [[3.0], -1.0]], group) == [[0.5, (1.0, 0.0, 2.0)], [(3.0,), -1.0]]
+    with pytest.raises(ValueError, match="3 tokens"):
+        advantage_table([[0.5, [1.0, 0.0]], [0.0, 0.0]], group)
+    with pytest.raises(ValueError, match="shape"):
+        advantage_table(np.zeros((2, 3)), group)
+    logps = torch.zeros(2, 3, requires_grad=True)
+    advantages = advantage_tensor([(1.0, 0.0, 2.0), 0.5], 3, logps)
+    assert advantages.tolist() == [[1.0, 0.0, 2.0], [0.5, 0.5, 0.5]]
+    batch = LossBatch(agent="main", logps=logps, old_logps=logps.detach(), mask=torch.tensor([[1.0] * 3, [1.0, 1.0, 0.0]]),
+                      advantages=advantages, total_replies=2)
+    (-(clipped_surrogate(batch) * batch.mask).sum()).backward()
+    assert logps.grad.tolist() == [[-1.0, 0.0, -2.0], [-0.5, -0.5, 0.0]]  # −A_t on each reply token
+
+
+class FirstTokenOnly(AlgorithmBase):
+    """Per-token advantages: 1 + the group-relative one on each reply's first token, 0 on the rest."""
+
+    zero_loss_at_zero_advantage = True
+    batches: list = []
+
+    def advantages(self, group):
+        centred = 1.0 + group.returns - group.returns.mean()  # never 0 on the first token
+        return [[[value] + [0.0] * (len(sample.replies[a].completion_ids) - 1) for a in group.agents]
+                for sample, value in zip(group.samples, centred)]
+
+    def loss(self, batch):
+        FirstTokenOnly.batches.append(batch.advantages.detach().clone())
+        return policy_gradient_loss(batch)
+
+
+def test_per_token_advantages_reach_the_loss(tmp_path, tokenizer):
+    from tests.trainers.conftest import LetterTask, build_model, tiny_config
+    from trainers.trainer import Trainer
+
+    trainer = Trainer(tiny_config(tmp_path, algo="tests.trainers.test_algorithms:FirstTokenOnly", steps=1),
+                      env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer))
+    items = trainer.training_items(trainer.rollout())
+    for item in items["main"]:
+        assert len(item.token_advantages) == len(item.completion_ids) and not any(item.token_advantages[1:])
+    FirstTokenOnly.batches.clear()
+    trainer.train()
+    assert FirstTokenOnly.batches and all(b.dim() == 2 and not b[:, 1:].any() for b in FirstTokenOnly.batches)

@@ -30,7 +30,7 @@ from trainers.config import TOKEN_AGGREGATIONS
 from trainers.rollout import Group
 
 __all__ = [  # the registry's functions stay importable from here, as before
-    "Algorithm", "AlgorithmBase", "LossBatch", "LossOptions", "aggregate", "clipped_surrogate", "get_algorithm",
+    "Algorithm", "AlgorithmBase", "LossBatch", "LossOptions", "advantage_table", "advantage_tensor", "aggregate", "clipped_surrogate", "get_algorithm",
     "group_relative", "kl_to_reference", "leave_one_out", "policy_gradient_loss", "register_algorithm",
     "registered_algorithms",
 ]
@@ -48,7 +48,7 @@ class LossBatch:
     mask: torch.Tensor
     """1 for reply tokens, 0 for padding."""
     advantages: torch.Tensor
-    """Shape [B]: one advantage per reply."""
+    """Shape [B]: one advantage per reply; [B, T] (0 on padding) when ``advantages()`` gave per-token ones."""
     ref_logps: torch.Tensor | None = None
     """Log-probs under the initial policy, when a KL penalty is on."""
     clip_eps: float = 0.2
@@ -69,7 +69,9 @@ class Algorithm(Protocol):
     """What the trainer needs from an algorithm."""
 
     def advantages(self, group: Group) -> np.ndarray:
-        """Shape [S] (same advantage for every agent) or [S, N] (one column per ``group.agents``)."""
+        """Shape [S] (same advantage for every agent) or [S, N] (one column per ``group.agents``); or
+        per-token: [S][N] entries that are each a number or an array [T] of the reply's token count
+        (:func:`advantage_table`)."""
 
     def loss(self, batch: LossBatch) -> torch.Tensor:
         """A scalar to minimise for one agent's micro-batch."""
@@ -163,6 +165,57 @@ def algorithm_metrics(algorithm: Any) -> dict[str, float]:
     return {key: float(value) for key, value in pop().items()} if callable(pop) else {}
 
 
+# ---------------------------------------------------------------------------- advantage shapes
+Advantage = float | tuple[float, ...]
+"""One reply's advantage: a number, or one per token of the reply."""
+
+
+def advantage_table(advantages: Any, group: Group) -> list[list[Advantage]]:
+    """What ``advantages(group)`` returned, as [S] rows of [N] entries (one per ``group.agents``).
+
+    Accepted: [S] (the same for every agent), [S, N], or per token: [S][N] entries each a number or
+    a sequence as long as that reply's ``completion_ids``. Anything else is an error naming the shape."""
+    samples, agents = len(group.samples), len(group.agents)
+    try:
+        table = np.asarray(advantages, dtype=np.float64)
+    except (TypeError, ValueError):
+        table = None  # ragged: per-token entries of different lengths
+    if table is not None and table.ndim == 1:
+        table = np.repeat(table[:, None], agents, axis=1)
+    if table is not None and table.ndim == 2:
+        if table.shape != (samples, agents):
+            raise ValueError(f"advantages() returned shape {table.shape}; expected [{samples}] or [{samples}, {agents}].")
+        return [[float(value) for value in row] for row in table]
+    rows = list(advantages)
+    if len(rows) != samples or any(len(row) != agents for row in rows):
+        raise ValueError(f"advantages() returned {len(rows)} rows; expected [{samples}], [{samples}, {agents}] or "
+                         f"[{samples}][{agents}] per-token entries.")
+    return [[_entry(entry, len(sample.replies[agent].completion_ids)) for agent, entry in zip(group.agents, row)]
+            for sample, row in zip(group.samples, rows)]
+
+
+def _entry(entry: Any, tokens: int) -> Advantage:
+    value = np.asarray(entry, dtype=np.float64)
+    if value.ndim == 0:
+        return float(value)
+    if value.shape != (tokens,):
+        raise ValueError(f"A per-token advantage has shape {value.shape}; its reply has {tokens} tokens.")
+    return tuple(float(v) for v in value)
+
+
+def advantage_tensor(advantages: list[Advantage], width: int, like: torch.Tensor) -> torch.Tensor:
+    """[B] when every entry is a number, else [B, width]: per-token rows padded with 0, numbers repeated."""
+    if all(isinstance(a, float) for a in advantages):
+        return torch.tensor(advantages, dtype=like.dtype, device=like.device)
+    rows = torch.zeros(len(advantages), width, dtype=like.dtype, device=like.device)
+    for row, advantage in enumerate(advantages):
+        if isinstance(advantage, float):
+            rows[row] = advantage
+        else:
+            rows[row, : len(advantage)] = torch.tensor(advantage, dtype=like.dtype)
+    return rows
+
+
 # ---------------------------------------------------------------------------- advantage math
 def group_relative(returns: np.ndarray, normalize_std: bool = False, eps: float = 1e-6) -> np.ndarray:
     """A_i = R_i − mean_j R_j over the siblings, optionally divided by their std (GRPO's normalisation)."""
@@ -216,7 +269,7 @@ def clipped_surrogate(batch: LossBatch) -> torch.Tensor:
     """Per-token min(ρ·A, clip(ρ, 1±ε)·A) with ρ = π_θ/π_old (PPO; GRPO Eq. 3). With one epoch ρ ≡ 1
     and the gradient is exactly A·∇log π."""
     ratio = torch.exp(batch.logps - batch.old_logps)
-    advantages = batch.advantages.unsqueeze(-1)
+    advantages = batch.advantages.unsqueeze(-1) if batch.advantages.dim() == 1 else batch.advantages
     unclipped = ratio * advantages
     clipped = torch.clamp(ratio, 1 - batch.clip_eps, 1 + batch.clip_eps) * advantages
     return torch.minimum(unclipped, clipped)
