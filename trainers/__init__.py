@@ -30,9 +30,9 @@ def __getattr__(name: str) -> Any:
 
         return Trainer
     if name in ("register_algorithm", "get_algorithm"):
-        from trainers.algorithms import base
+        from trainers.algorithms import registry
 
-        return getattr(base, name)
+        return getattr(registry, name)
     raise AttributeError(f"module 'trainers' has no attribute {name!r}")
 
 

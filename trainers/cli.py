@@ -115,7 +115,8 @@ def _train_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, default=None, help="YAML or TOML config file")
     parser.add_argument("--preset", choices=sorted(PRESETS), default=None, help="named settings to start from")
     parser.add_argument("--env", default=None, help="env id, e.g. coop_humaneval-v0")
-    parser.add_argument("--algo", default=None, help="algorithm: magrpo, grpo, mareinforce or a registered one")
+    parser.add_argument("--algo", default=None, help="algorithm: magrpo, grpo, mareinforce, marloo, maremax, a registered or installed "
+                        "name, or package.module:Class")
     parser.add_argument("--model", default=None, help="'default' (SmolLM2-135M-Instruct), a Hub id or a path")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--run-name", default=None)

@@ -63,9 +63,11 @@ class TrainConfig:
 
     # ---------------------------------------------------------------- algorithm
     algo: str = "magrpo"
-    """Registered algorithm name (``magrpo``, ``grpo``, ``mareinforce`` or one you registered)."""
+    """Algorithm: a bundled name (``magrpo``, ``grpo``, ``mareinforce``, ``marloo``, ``maremax``), one
+    registered or installed (entry-point group ``llm_coop_envs.algorithms``), or ``package.module:Class``."""
     algo_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    """Keyword arguments for the algorithm's constructor (e.g. ``normalize_std: true``)."""
+    """Keyword arguments for the algorithm's constructor (e.g. ``normalize_std: true``), including the loss
+    options ``clip_eps``, ``kl_coef`` and ``token_aggregation`` of the bundled algorithms."""
     group_size: int = 4
     """G: replies sampled per agent per state."""
     joint_mode: str = "aligned"
@@ -82,13 +84,12 @@ class TrainConfig:
     inner_epochs: int = 1
     """Passes over each step's samples; more than one enables the PPO-style clipped ratio."""
     clip_eps: float = 0.2
-    """Clipping range of the probability ratio (used when ``inner_epochs > 1``)."""
+    """Deprecated: use ``algo_kwargs.clip_eps``. Clipping range of the probability ratio (when ``inner_epochs > 1``)."""
     kl_coef: float = 0.0
-    """Weight of the KL penalty to the initial policy (0 disables it and the reference forward pass)."""
+    """Deprecated: use ``algo_kwargs.kl_coef``. Weight of the KL penalty to the initial policy (0: none)."""
     token_aggregation: str = "token_sum"
-    """How token log-probs become a loss: ``token_sum`` (sum per reply = log π(reply), mean over replies:
-    MAGRPO's objective), ``sequence_mean`` (mean over each reply, then over replies) or ``token_mean``
-    (mean over all tokens of the batch). Why the default: docs/algorithms.md."""
+    """Deprecated: use ``algo_kwargs.token_aggregation``. How token log-probs become a loss: ``token_sum``
+    (MAGRPO's objective), ``sequence_mean`` or ``token_mean``. Why the default: docs/algorithms.md."""
     learning_rate: float = 1e-4
     """AdamW learning rate for every agent."""
     weight_decay: float = 0.0

@@ -20,6 +20,16 @@ turn 1 (R = r) would score below a near miss fixed at turn 2 (R = r' + γ·r).
 
 All acting agents at a node are those in ``env.agents`` whose ``infos[agent].get("active", True)``: in
 a sequential protocol only one agent acts per step, and the tree branches at each step.
+
+Every agent's own reward and ``infos`` are kept (``JointSample.agent_rewards``, ``JointSample.infos``)
+and discounted up the tree like the joint return (``JointSample.agent_returns``, ``Group.agent_returns``).
+The joint reward of a sample is ``infos[agent]["joint_reward"]`` when the env reports it (per-agent
+reward modes do), else the mean of the agents' rewards (equal to each of them under a joint reward).
+
+An algorithm whose baseline is the greedy joint reply (ReMax) gets it through ``greedy_sampler``: each
+expanded node then also samples one greedy reply per acting agent, steps it on its own env copy in the
+same parallel batch as the group, and keeps it as ``Node.greedy`` / ``Group.greedy`` (never expanded,
+never trained on).
 """
 
 from __future__ import annotations
@@ -56,6 +66,12 @@ class JointSample:
     """Tree levels one turn takes (1 when all agents act at once; one per agent when they take turns)."""
     tests_passed: float | None = None
     """Share of the problem's tests that passed (``infos`` ``details`` ``passed``/``total``), if known."""
+    agent_rewards: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Each agent's own reward from the env (all equal under a joint reward)."""
+    agent_returns: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Each agent's own return (filled by :func:`compute_returns`)."""
+    infos: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    """Every agent's ``infos`` entry, as the env returned it."""
 
 
 @dataclasses.dataclass
@@ -71,6 +87,8 @@ class Node:
     horizon: int | None = None
     """The episode's number of turns (``env.num_turns``), if the env says."""
     levels_per_turn: int = 1
+    greedy: JointSample | None = None
+    """The greedy joint reply from this state, when the rollout was asked for one (``greedy_sampler``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +104,17 @@ class Group:
     depth: int
     """0 for the first step of an episode, 1 for the next, ..."""
     samples: tuple[JointSample, ...] = ()
+    agent_returns: np.ndarray | None = None
+    """Shape [S, N]: each acting agent's own return (column order: ``agents``); ``None`` when not built
+    by :func:`sibling_groups`. Equal to ``returns`` in every column under a joint reward."""
+    greedy: JointSample | None = None
+    """The node's greedy joint reply (with its ``return_`` and ``agent_returns``), if one was sampled."""
+
+    def returns_per_agent(self) -> np.ndarray:
+        """Shape [S, N]: ``agent_returns``, or ``returns`` repeated for every agent when there are none."""
+        if self.agent_returns is not None:
+            return np.asarray(self.agent_returns, dtype=np.float64)
+        return np.repeat(np.asarray(self.returns, dtype=np.float64)[:, None], len(self.agents), axis=1)
 
 
 # A sampler maps [(agent, observation)] to G completions for each request.
@@ -119,11 +148,24 @@ def compute_returns(node: Node, gamma: float) -> float:
     for sample in node.samples:
         if sample.child and sample.child.samples:
             sample.return_ = sample.reward + gamma * compute_returns(sample.child, gamma)
+            children = sample.child.samples
+            sample.agent_returns = {
+                agent: reward + gamma * float(np.mean([c.agent_returns.get(agent, c.return_) for c in children]))
+                for agent, reward in sample.agent_rewards.items()
+            }
         else:
-            sample.return_ = sample.reward + absorbed_future(
-                sample.reward, sample.skipped_turns, sample.levels_per_turn, gamma
-            )
+            _leaf_returns(sample, gamma)
+    if node.greedy is not None:
+        _leaf_returns(node.greedy, gamma)
     return float(np.mean([s.return_ for s in node.samples])) if node.samples else 0.0
+
+
+def _leaf_returns(sample: JointSample, gamma: float) -> None:
+    def future(reward: float) -> float:
+        return absorbed_future(reward, sample.skipped_turns, sample.levels_per_turn, gamma)
+
+    sample.return_ = sample.reward + future(sample.reward)
+    sample.agent_returns = {agent: reward + future(reward) for agent, reward in sample.agent_rewards.items()}
 
 
 def absorbed_future(reward: float, skipped_turns: int, levels_per_turn: int, gamma: float) -> float:
@@ -150,6 +192,10 @@ def sibling_groups(roots: Sequence[Node]) -> list[Group]:
                 agents=node.acting,
                 depth=node.depth,
                 samples=tuple(node.samples),
+                agent_returns=np.array(
+                    [[s.agent_returns.get(a, s.return_) for a in node.acting] for s in node.samples], dtype=np.float64
+                ).reshape(len(node.samples), len(node.acting)),
+                greedy=node.greedy,
             )
         )
         stack.extend(reversed([s.child for s in node.samples if s.child is not None]))
@@ -191,8 +237,10 @@ def expand(
     group_size: int,
     joint_mode: str,
     pool: ThreadPoolExecutor,
+    greedy_sampler: Sampler | None = None,
 ) -> list[Node]:
-    """Sample, combine and step every node (one sampler call for all); return the new child nodes."""
+    """Sample, combine and step every node (one sampler call for all, and one ``greedy_sampler`` call
+    when given); return the new child nodes."""
     requests = [(agent, node.observations[agent]) for node in nodes for agent in node.acting]
     completions = iter(sampler(requests, group_size))
     jobs = []
@@ -202,9 +250,12 @@ def expand(
             replies = {agent: per_agent[agent][g] for agent, g in zip(node.acting, combo)}
             node.samples.append(JointSample(replies=replies, observations=dict(node.observations)))
             jobs.append((node, node.samples[-1]))
-    branches = [copy.deepcopy(node.env) for node, _ in jobs]
-    actions = [{a: c.text for a, c in sample.replies.items()} for _, sample in jobs]
+    greedy_jobs = _greedy_jobs(nodes, requests, greedy_sampler)
+    branches = [copy.deepcopy(node.env) for node, _ in jobs + greedy_jobs]
+    actions = [{a: c.text for a, c in sample.replies.items()} for _, sample in jobs + greedy_jobs]
     results = step_many(branches, actions, executor=pool)  # one sandbox batch for all coding copies
+    for (node, sample), (_, rewards, _, _, infos) in zip(greedy_jobs, results[len(jobs):]):
+        _record(sample, rewards, infos, node)
     children = []
     for (node, sample), branch, (observations, rewards, terms, truncs, infos) in zip(jobs, branches, results):
         _record(sample, rewards, infos, node)
@@ -215,10 +266,29 @@ def expand(
     return children
 
 
+def _greedy_jobs(nodes: Sequence[Node], requests: Sequence[tuple[str, str]],
+                 greedy_sampler: Sampler | None) -> list[tuple[Node, JointSample]]:
+    """One greedy joint reply per node (a single batched call), to be stepped with the group."""
+    if greedy_sampler is None:
+        return []
+    greedy = iter(greedy_sampler(requests, 1))
+    jobs = []
+    for node in nodes:
+        replies = {agent: next(greedy)[0] for agent in node.acting}
+        node.greedy = JointSample(replies=replies, observations=dict(node.observations))
+        jobs.append((node, node.greedy))
+    return jobs
+
+
 def _record(sample: JointSample, rewards: Mapping[str, float], infos: Mapping[str, Mapping], node: Node) -> None:
-    # Every agent gets the same joint reward; average anyway so a mixed-reward env still gives one number.
-    sample.reward = float(np.mean(list(rewards.values()))) if rewards else 0.0
+    sample.agent_rewards = {agent: float(value) for agent, value in rewards.items()}
+    sample.infos = {agent: dict(info) for agent, info in infos.items()}
     info = next(iter(infos.values()), {})
+    # The joint reward: the env's own when it reports one (per-agent reward modes), else the agents'
+    # mean, which is the joint reward itself when every agent gets the same.
+    joint = info.get("joint_reward")
+    mean = float(np.mean(list(rewards.values()))) if rewards else 0.0
+    sample.reward = float(joint) if isinstance(joint, (int, float)) and not isinstance(joint, bool) else mean
     sample.components = {k: float(v) for k, v in dict(info.get("reward_components", {})).items()}
     sample.solved = bool(info.get("solved", False))
     turn = info.get("turn")
@@ -240,9 +310,10 @@ def grow_trees(
     early_stop_reward: float | None = None,
     max_depth: int = 64,
     pool: ThreadPoolExecutor | None = None,
+    greedy_sampler: Sampler | None = None,
 ) -> list[Group]:
     """Grow every root's tree level by level (one batched sampler call per level), compute returns,
-    and return the sibling groups."""
+    and return the sibling groups. With ``greedy_sampler`` every node also gets its greedy joint reply."""
     own_pool = pool is None
     pool = pool or ThreadPoolExecutor(max_workers=8)
     try:
@@ -250,7 +321,7 @@ def grow_trees(
         for _ in range(max_depth):
             if not frontier:
                 break
-            expand(frontier, sampler, group_size, joint_mode, pool)
+            expand(frontier, sampler, group_size, joint_mode, pool, greedy_sampler)
             frontier = _next_frontier(frontier, early_stop_reward)
     finally:
         if own_pool:

@@ -26,7 +26,8 @@ def prepare_run_folder(run_dir: str, run_name: str | None, algo: str, *, resume:
     """The folder of this run: a fresh timestamped one, or ``run_dir/run_name`` checked against reuse.
     ``clear=False`` (other ranks than the first) checks but never deletes."""
     if run_name is None:
-        return _fresh(Path(run_dir), f"{algo}-{time.strftime('%Y%m%d-%H%M%S')}")
+        # an algorithm named as package.module:Class gives its class name (":" and "." make poor folder names)
+        return _fresh(Path(run_dir), f"{algo.rpartition(':')[2]}-{time.strftime('%Y%m%d-%H%M%S')}")
     folder = Path(run_dir) / run_name
     found = [name for name in RESULTS if (folder / name).exists()]
     if resume:

@@ -39,7 +39,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from trainers.algorithms.base import Algorithm, LossBatch, get_algorithm
+from trainers.algorithms.base import (
+    Advantage, Algorithm, LossBatch, advantage_table, advantage_tensor, algorithm_metrics, call_hook, declared,
+)
+from trainers.algorithms.options import build_algorithm, loss_options
 from trainers.checkpoint import latest_checkpoint, load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from trainers.config import TrainConfig
 from trainers.distributed import Distributed
@@ -61,6 +64,16 @@ class TrainItem:
     advantage: float
     weight: float = 1.0
     """The reply's share of its agent's loss for the step (:func:`reply_weights`)."""
+    token_advantages: tuple[float, ...] | None = None
+    """One advantage per completion token, when the algorithm gave them (``advantage`` is then their mean)."""
+
+    @property
+    def loss_advantage(self) -> Advantage:
+        return self.token_advantages if self.token_advantages is not None else self.advantage
+
+    @property
+    def is_zero(self) -> bool:
+        return not any(self.token_advantages) if self.token_advantages is not None else self.advantage == 0.0
 
 
 class Trainer:
@@ -85,9 +98,10 @@ class Trainer:
         self.env = env if env is not None else _make_env(cfg.env, cfg.env_kwargs)
         self.eval_env = _held_out_env(cfg, env, eval_env)
         self.agents = tuple(self.env.possible_agents)
-        self.algorithm = algorithm if algorithm is not None else get_algorithm(cfg.algo, **cfg.algo_kwargs)
+        self.algorithm = algorithm if algorithm is not None else build_algorithm(cfg)
+        self.loss_options = loss_options(self.algorithm, cfg)
         _check_single_agent(self.algorithm, self.agents, cfg)
-        self.policies = build_policies(self.agents, cfg, models)
+        self.policies = build_policies(self.agents, cfg, models, keep_reference=self.loss_options.kl_coef > 0)
         self.backend = make_backend(cfg.backend, self.policies, dtype=cfg.generation_dtype)
         self.optimizers = {
             key: torch.optim.AdamW(
@@ -138,6 +152,7 @@ class Trainer:
 
     def train_step(self) -> dict[str, float]:
         started = time.perf_counter()
+        call_hook(self.algorithm, "on_step_start", self.step + 1)
         groups = self.rollout()
         rolled = time.perf_counter()
         items = self.training_items(groups)
@@ -145,6 +160,8 @@ class Trainer:
         finished = time.perf_counter()
         metrics = {**reward_metrics(groups), **agent_metrics, **self._perf(groups, started, rolled, finished)}
         metrics["train/step"] = self.step + 1
+        call_hook(self.algorithm, "on_step_end", self.step + 1, metrics)
+        metrics.update(algorithm_metrics(self.algorithm))
         self._log_samples(groups)
         return metrics
 
@@ -154,6 +171,7 @@ class Trainer:
         return grow_trees(
             roots, self.sample, group_size=self.cfg.group_size, joint_mode=self.cfg.joint_mode,
             gamma=self.cfg.gamma, early_stop_reward=self.cfg.early_stop_reward, pool=_pool(self.cfg.env_workers),
+            greedy_sampler=self.greedy_sample if declared(self.algorithm, "needs_greedy_baseline") else None,
         )
 
     def problem_seed(self, index: int) -> int:
@@ -164,24 +182,23 @@ class Trainer:
     def sample(self, requests: Sequence[tuple[str, str]], n: int):
         return self.backend.generate([GenerationRequest(a, obs, n, self.cfg.sampling_for(a)) for a, obs in requests])
 
+    def greedy_sample(self, requests: Sequence[tuple[str, str]], n: int):
+        """The greedy replies (temperature 0) that a greedy-baseline algorithm compares against."""
+        greedy = [GenerationRequest(a, obs, n, dataclasses.replace(self.cfg.sampling_for(a), temperature=0.0))
+                  for a, obs in requests]
+        return self.backend.generate(greedy)
+
     # ----------------------------------------------------------------- 3: advantages
     def training_items(self, groups: Sequence[Group]) -> dict[str, list[TrainItem]]:
         items: dict[str, list[TrainItem]] = defaultdict(list)
         groups_of: dict[str, list[tuple[int, int]]] = defaultdict(list)  # per item: (depth, node)
         for node, group in enumerate(groups):
-            advantages = np.asarray(self.algorithm.advantages(group), dtype=np.float64)
-            if advantages.ndim == 1:
-                advantages = np.repeat(advantages[:, None], len(group.agents), axis=1)
-            if advantages.shape != (len(group.samples), len(group.agents)):
-                raise ValueError(
-                    f"advantages() returned shape {advantages.shape}; expected [{len(group.samples)}] or "
-                    f"[{len(group.samples)}, {len(group.agents)}]."
-                )
+            advantages = advantage_table(self.algorithm.advantages(group), group)
             for sample, row in zip(group.samples, advantages):
                 for agent, advantage in zip(group.agents, row):
                     groups_of[agent].append((group.depth, node))
                     reply = sample.replies[agent]
-                    items[agent].append(TrainItem(agent, reply.prompt_ids, reply.completion_ids, float(advantage)))
+                    items[agent].append(_train_item(agent, reply, advantage))
         for agent, agent_items in items.items():
             weights = reply_weights([groups_of[agent][n] for n in range(len(agent_items))])
             items[agent] = [dataclasses.replace(item, weight=w) for item, w in zip(agent_items, weights)]
@@ -216,9 +233,9 @@ class Trainer:
         Replies with advantage 0 are skipped only when the algorithm declares its loss is 0 there
         (``zero_loss_at_zero_advantage``) and no KL term is on; they still count in the weights.
         A loss that is not finite stops training before any optimizer step of this update."""
-        cfg = self.cfg
-        skip_zero = getattr(self.algorithm, "zero_loss_at_zero_advantage", False) is True and cfg.kl_coef == 0
-        needed = [i for i in items if i.advantage != 0.0] if skip_zero else items
+        cfg, options = self.cfg, self.loss_options
+        skip_zero = declared(self.algorithm, "zero_loss_at_zero_advantage") is True and options.kl_coef == 0
+        needed = [i for i in items if not i.is_zero] if skip_zero else items
         needed = [i for i in needed if i.completion_ids]
         sampling = cfg.sampling_for(agent)
         total_tokens = float(sum(len(i.completion_ids) for i in items))
@@ -230,13 +247,13 @@ class Trainer:
             saved = cache.setdefault((agent, start), {})
             if epoch == 0:
                 saved["old"] = logps.detach()
-                if cfg.kl_coef > 0:
+                if options.kl_coef > 0:
                     saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions, sampling)
             batch = LossBatch(
                 agent=agent, logps=logps, old_logps=saved["old"], mask=mask,
-                advantages=torch.tensor([i.advantage for i in micro], dtype=logps.dtype, device=logps.device),
-                ref_logps=saved.get("ref"), clip_eps=cfg.clip_eps, kl_coef=cfg.kl_coef,
-                token_aggregation=cfg.token_aggregation, total_replies=len(items), total_tokens=total_tokens,
+                advantages=advantage_tensor([i.loss_advantage for i in micro], logps.shape[1], logps),
+                ref_logps=saved.get("ref"), clip_eps=options.clip_eps, kl_coef=options.kl_coef,
+                token_aggregation=options.token_aggregation, total_replies=len(items), total_tokens=total_tokens,
                 weights=torch.tensor([i.weight for i in micro], dtype=logps.dtype, device=logps.device),
             )
             loss = self.algorithm.loss(batch)
@@ -379,10 +396,14 @@ def reward_metrics(groups: Sequence[Group]) -> dict[str, float]:
         "train/flat_groups": sum(float(np.ptp(g.returns) == 0) for g in groups),
     }
     components: dict[str, list[float]] = defaultdict(list)
+    own: dict[str, list[float]] = defaultdict(list)
     for sample in first:
         for name, value in sample.components.items():
             components[name].append(value)
+        for agent, value in sample.agent_rewards.items():
+            own[agent].append(value)
     metrics.update({f"reward/{name}": float(np.mean(v)) for name, v in components.items()})
+    metrics.update({f"agent/{agent}/reward": float(np.mean(v)) for agent, v in own.items()})
     return metrics
 
 
@@ -456,6 +477,13 @@ def _item_metrics(agent: str, items: list[TrainItem]) -> dict[str, float]:
     }
 
 
+def _train_item(agent: str, reply: Any, advantage: Advantage) -> TrainItem:
+    if isinstance(advantage, tuple):  # per token: their mean stands for the reply in the metrics
+        mean = float(np.mean(advantage)) if advantage else 0.0
+        return TrainItem(agent, reply.prompt_ids, reply.completion_ids, mean, token_advantages=advantage)
+    return TrainItem(agent, reply.prompt_ids, reply.completion_ids, advantage)
+
+
 def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:
     grads = [p for p in params if p.grad is not None]
     if not grads:
@@ -466,7 +494,7 @@ def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:
 
 
 def _check_single_agent(algorithm: Algorithm, agents: tuple[str, ...], cfg: TrainConfig) -> None:
-    if getattr(algorithm, "single_agent", False) and len(agents) > 1 and cfg.policy != "shared":
+    if declared(algorithm, "single_agent") and len(agents) > 1 and cfg.policy != "shared":
         raise ValueError(
             f"{cfg.algo} trains one agent doing the whole task, but {cfg.env} has agents {list(agents)}: "
             "use a one-agent env (coding envs: env_kwargs.team=single) or policy=shared."

@@ -65,6 +65,7 @@ callable. Every problem's reference helper and main earn 4.0 in the tests of thi
 | ``tier`` | ``None`` | only these tiers: an int (``1``) or a list (``[1, 2]``); ``None`` is every tier |
 | ``suite_dir`` | ``None`` | a folder of your own ``tier<N>.json`` files in this format; ``None`` is the packaged suite |
 | ``reward``, ``sandbox``, ``team`` | | as in ``coop_humaneval-v0`` |
+| ``reward_mode`` | ``"joint"`` | ``"per_agent"``: each agent also gets its own reward (docs: coding tasks, per-agent rewards); here each agent is paired with its partner's reference code |
 | ``num_turns``, ``feedback``, ``protocol``, ``share_replies``, ``stop_when_solved``, ``render_mode``, ... | | passed to ``CoopEnv`` |
 
 ## File format

@@ -68,6 +68,7 @@ test. A callable ``reward=f`` gets keyword arguments (``problem``, ``helper_code
 | ``reward`` | ``"levels"`` | ``"levels"``, ``"execution"`` or a callable |
 | ``sandbox`` | ``None`` | a ``SandboxConfig`` (limits, backend); ``None`` uses the defaults |
 | ``team`` | ``"pair"`` | ``"pair"`` (helper + main) or ``"single"``: one agent, ``main``, writes the whole solution; ``levels`` then keeps ``main_defined``, ``syntax``, ``tests`` (max 2.1) |
+| ``reward_mode`` | ``"joint"`` | ``"per_agent"``: each agent also gets its own reward (docs: coding tasks, per-agent rewards); without reference code here, structure credit per agent |
 | ``num_turns``, ``feedback``, ``protocol``, ``share_replies``, ``stop_when_solved``, ``render_mode``, ... | | passed to ``CoopEnv`` |
 
 Multi-turn feedback (``feedback="tests"``, the default) tells each agent whether its function

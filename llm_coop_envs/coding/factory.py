@@ -23,6 +23,7 @@ def coding_env(
     reward: str | Callable[..., Any] = "levels",
     sandbox: SandboxConfig | None = None,
     team: str = "pair",
+    reward_mode: str = "joint",
     name: str,
     **env_kwargs: Any,
 ) -> CoopEnv:
@@ -30,7 +31,7 @@ def coding_env(
     chosen = select_split(rows, dataset, split, custom_data=data_path is not None)
     task = CodingTask(
         chosen, reward=reward, sandbox=sandbox, protocol=env_kwargs.get("protocol", "parallel"),
-        team=team,
+        team=team, reward_mode=reward_mode,
     )
     env = CoopEnv(task, **env_kwargs)
     env.metadata = {**CoopEnv.metadata, "name": name}

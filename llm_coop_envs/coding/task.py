@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from llm_coop_envs.coding.agent_rewards import check_reward_mode, own_share, partner_reference
 from llm_coop_envs.coding.cooperation import analyse_helper_use
 from llm_coop_envs.coding.feedback import agent_feedback
 from llm_coop_envs.coding.parsing import ParsedReply, parse_reply
@@ -13,6 +14,7 @@ from llm_coop_envs.coding.problems import CodingProblem
 from llm_coop_envs.coding.program import Program, build_program
 from llm_coop_envs.coding.prompts import helper_prompt, main_prompt, solo_prompt
 from llm_coop_envs.coding.reward import Verdict, resolve_reward
+from llm_coop_envs.core.reward import RewardResult
 from llm_coop_envs.core.task import Evaluation
 from llm_coop_envs.sandbox import ExecutionResult, SandboxConfig, run_tests, run_tests_batch
 
@@ -25,6 +27,7 @@ class CodingTask:
 
     ``team="pair"`` is the helper/main collaboration; ``team="single"`` has one agent, ``main``,
     writing the whole solution (the single-model baseline, and the env for single-agent GRPO).
+    ``reward_mode="per_agent"`` adds each agent's own reward (:mod:`llm_coop_envs.coding.agent_rewards`).
     """
 
     def __init__(
@@ -35,6 +38,7 @@ class CodingTask:
         sandbox: SandboxConfig | None = None,
         protocol: str = "parallel",
         team: str = "pair",
+        reward_mode: str = "joint",
     ) -> None:
         if team not in TEAMS:
             raise ValueError(f"team must be one of {tuple(TEAMS)}, got {team!r}.")
@@ -48,6 +52,7 @@ class CodingTask:
         self.reward = resolve_reward(reward, team)
         self.sandbox = sandbox
         self.protocol = protocol
+        self.reward_mode = check_reward_mode(reward_mode)
 
     def __len__(self) -> int:
         return len(self.problems)
@@ -70,35 +75,64 @@ class CodingTask:
         return solo_prompt(self.problems[index])
 
     def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
-        return self._evaluation(self.judge(index, replies.get("helper", ""), replies.get("main", "")))
+        return self.evaluate_many([(index, replies)])[0]
 
     def evaluate_many(self, items: Sequence[tuple[int, Mapping[str, str]]]) -> list[Evaluation]:
         """``evaluate`` for many (index, replies) pairs at once: every program that needs the
         sandbox goes in one ``run_tests_batch`` call, which keeps the warm interpreters busy back
         to back. Each program still runs on its own, so the results equal one ``evaluate`` each."""
-        drafts = [self._draft(index, replies.get("helper", ""), replies.get("main", ""))
-                  for index, replies in items]
-        jobs = [draft.job for draft in drafts if draft.job is not None]
-        results = iter(run_tests_batch(jobs, self.sandbox) if jobs else [])
-        return [self._evaluation(draft.verdict(next(results) if draft.job is not None else None))
-                for draft in drafts]
+        plans = [self._pairs(index, replies) for index, replies in items]
+        drafts = [[self._draft(index, h, m) for h, m in pairs] for (index, _), (pairs, _) in zip(items, plans)]
+        results = iter(self._run([d.job for ds in drafts for d in ds if d.job is not None]))
+        evaluations = []
+        for item_drafts, (_, owners) in zip(drafts, plans):
+            verdict, *paired = [d.verdict(next(results) if d.job is not None else None) for d in item_drafts]
+            evaluations.append(self._evaluation(verdict, dict(zip(owners, paired))))
+        return evaluations
 
-    def _evaluation(self, verdict: Verdict) -> Evaluation:
+    def _pairs(self, index: int, replies: Mapping[str, str]) -> tuple[list[tuple[str, str]], list[str]]:
+        """The (helper, main) replies to run: the joint reply, then with per-agent rewards each
+        agent's own reply beside its partner's reference (where the problem has one)."""
+        helper_reply, main_reply = replies.get("helper", ""), replies.get("main", "")
+        pairs, owners = [(helper_reply, main_reply)], []
+        if self.reward_mode == "per_agent" and self.team == "pair":
+            row = self.problems[index].row
+            for agent in self.agents:
+                reference = partner_reference(row, agent)
+                if reference is not None:
+                    pairs.append((helper_reply, reference) if agent == "helper" else (reference, main_reply))
+                    owners.append(agent)
+        return pairs, owners
+
+    def _run(self, jobs: list[tuple[str, list[str], str, str]]) -> list[ExecutionResult]:
+        if len(jobs) == 1:
+            program, tests, entry_point, context = jobs[0]
+            return [run_tests(program, tests, entry_point, self.sandbox, context=context)]
+        return run_tests_batch(jobs, self.sandbox) if jobs else []
+
+    def _evaluation(self, verdict: Verdict, paired: Mapping[str, Verdict]) -> Evaluation:
+        reward = self.reward(verdict)
         return Evaluation(
-            reward=self.reward(verdict),
+            reward=reward,
             solved=verdict.result is not None and verdict.result.all_passed and verdict.program.main_defined,
             feedback=agent_feedback(verdict),
             details=_details(verdict),
+            agent_rewards=self._agent_rewards(reward, paired),
         )
+
+    def _agent_rewards(self, joint: RewardResult, paired: Mapping[str, Verdict]) -> dict[str, RewardResult] | None:
+        """Per-agent rewards (reference pairing where judged, structure credit otherwise); None when joint."""
+        if self.reward_mode == "joint":
+            return None
+        if self.team == "single":
+            return {agent: joint for agent in self.agents}
+        return {agent: own_share(self.reward(paired[agent]) if agent in paired else joint, agent)
+                for agent in self.agents}
 
     def judge(self, index: int, helper_reply: str, main_reply: str) -> Verdict:
         """Parse, assemble, check and run one joint reply (everything but the reward)."""
         draft = self._draft(index, helper_reply, main_reply)
-        result = None
-        if draft.job is not None:
-            program, tests, entry_point, context = draft.job
-            result = run_tests(program, tests, entry_point, self.sandbox, context=context)
-        return draft.verdict(result)
+        return draft.verdict(self._run([draft.job])[0] if draft.job is not None else None)
 
     def _draft(self, index: int, helper_reply: str, main_reply: str) -> _Draft:
         """Everything before the sandbox run: parsing, the assembled program, its sandbox job."""

@@ -1,6 +1,9 @@
 """CoopEnv: any :class:`~llm_coop_envs.core.task.Task` as a PettingZoo ``ParallelEnv``.
 
-Each agent observes text and replies with text; all agents receive the same joint reward.
+Each agent observes text and replies with text; all agents receive the same joint reward, unless the
+task gives each agent its own (``Evaluation.agent_rewards``, e.g. the coding and writing envs'
+``reward_mode="per_agent"``): then ``rewards[agent]`` is the agent's own reward, and ``infos[agent]``
+also carries ``joint_reward`` (the joint total) and ``agent_reward_components`` (the agent's own).
 An episode has ``num_turns`` turns. In the ``"parallel"`` protocol every agent replies in each
 env step (one step per turn). In the ``"sequential"`` protocol a turn takes one step per agent,
 in the task's role order: only the agent whose ``infos[agent]["active"]`` is true acts (the others'
@@ -187,7 +190,7 @@ class CoopEnv(ParallelEnv):
             episode.observations = self._turn_observations()
         # infos name the turn the reward belongs to, and "active" says who acts next (nobody once done)
         infos = {agent: self._info(agent, evaluation, feedback.get(agent, ""), played_turn) for agent in live}
-        rewards = dict.fromkeys(live, reward)
+        rewards = {agent: evaluation.reward_of(agent).total for agent in live}
         terminations = dict.fromkeys(live, done)
         truncations = dict.fromkeys(live, truncated)
         observations = dict(episode.observations)
@@ -220,6 +223,8 @@ class CoopEnv(ParallelEnv):
             "replies": dict(replies),
             "reward": evaluation.reward.total,
             "components": dict(evaluation.reward.components),
+            **({"agent_rewards": {a: r.total for a, r in evaluation.agent_rewards.items()}}
+               if evaluation.agent_rewards is not None else {}),
             "solved": evaluation.solved,
             "feedback": dict(feedback),
         }
@@ -266,6 +271,9 @@ class CoopEnv(ParallelEnv):
                 feedback=feedback,
                 details=dict(evaluation.details),
             )
+            if evaluation.agent_rewards is not None:
+                info.update(joint_reward=evaluation.reward.total,
+                            agent_reward_components=dict(evaluation.reward_of(agent).components))
         return info
 
     # ----------------------------------------------------------------- input checks

@@ -28,10 +28,21 @@ class Evaluation:
     solved: bool = False
     feedback: Mapping[str, str] = dataclasses.field(default_factory=dict)
     details: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    agent_rewards: Mapping[str, RewardResult] | None = None
+    """Each agent's own reward from the same judgement, when the task was asked for per-agent rewards
+    (``reward_mode="per_agent"``); ``None``: every agent gets the joint ``reward``."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "feedback", MappingProxyType(dict(self.feedback)))
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        if self.agent_rewards is not None:
+            object.__setattr__(self, "agent_rewards", MappingProxyType(dict(self.agent_rewards)))
+
+    def reward_of(self, agent: str) -> RewardResult:
+        """The reward ``agent`` receives: its own when there are per-agent rewards, else the joint one."""
+        if self.agent_rewards is not None and agent in self.agent_rewards:
+            return self.agent_rewards[agent]
+        return self.reward
 
 
 @runtime_checkable

@@ -28,12 +28,14 @@ def make_writing_env(
     reward_config: LevelConfig | None = None,
     reward_weights: RewardWeights | Mapping[str, float] | None = None,
     judge: WritingJudge | JudgeConfig | Mapping[str, Any] | None = None,
+    reward_mode: str = "joint",
     **env_kwargs: Any,
 ) -> CoopEnv:
     """The env over ``split`` of ``dataset`` (or of the user's ``data_path`` file); other kwargs go to CoopEnv.
 
     ``judge`` (off by default) adds the judge level: a dict of :class:`JudgeConfig` options such as
     ``{"base_url": "http://127.0.0.1:8000/v1", "model": "..."}``, a JudgeConfig or a WritingJudge.
+    ``reward_mode="per_agent"`` gives each role its own reward where the levels separate (:class:`WritingTask`).
     """
     config = reward_config if reward_config is not None else default_levels
     if not isinstance(config, LevelConfig):
@@ -47,7 +49,7 @@ def make_writing_env(
     chosen = tuple(select_split(items, dataset, split, custom_data=data_path is not None))
     # Word weights come from every row of the file, so a problem scores the same in every split.
     salience = Salience.from_sources(item.source for item in items)
-    task = WritingTask(spec, chosen, config, reward, salience, WritingJudge.coerce(judge))
+    task = WritingTask(spec, chosen, config, reward, salience, WritingJudge.coerce(judge), reward_mode)
     return CoopEnv(task, **env_kwargs)
 
 

@@ -112,6 +112,20 @@ def score_pair(pair: PairTexts, config: LevelConfig, reference: str | None = Non
     return PairScore(tuple(levels), rouge, metrics, names)
 
 
+def gates_passed_by_role(pair: PairTexts, config: LevelConfig) -> dict[str, bool]:
+    """Whether each role's own text passes the structure gates (word count, not degenerate, prose,
+    not copied): the part of the levels that belongs to one text alone (per-agent rewards)."""
+    passed = {}
+    for role, text, (low, high) in zip(pair.roles, pair.texts, (config.first_words, config.second_words)):
+        words = tm.words(text)
+        alone = dataclasses.replace(pair, roles=(role,), texts=(text,))
+        passed[role] = low <= len(words) <= high and not (
+            _degenerate((role,), (words,), config, {}) or _not_prose((role,), (words,), config, {})
+            or _copied(alone, (words,), config, {})
+        )
+    return passed
+
+
 def _profile(pair: PairTexts) -> SourceProfile:
     if pair.profile is None:
         raise ValueError("This LevelConfig has a grounding level: PairTexts needs the source's profile (SourceProfile.build).")

@@ -17,7 +17,9 @@ from llm_coop_envs.writing.config import LevelConfig
 from llm_coop_envs.writing.grounding import Salience, SourceProfile
 from llm_coop_envs.writing.items import Item
 from llm_coop_envs.writing.judge import Grades, WritingJudge
-from llm_coop_envs.writing.levels import PairScore, PairTexts, score_pair
+from llm_coop_envs.writing.levels import PairScore, PairTexts, gates_passed_by_role, score_pair
+
+REWARD_MODES = ("joint", "per_agent")
 
 RewardCallable = Callable[[Mapping[str, str], Mapping[str, Any]], "float | RewardResult"]
 """``reward(replies, example)``: replies maps each role to its text; example holds ``task_id``,
@@ -37,7 +39,14 @@ class WritingSpec:
 
 
 class WritingTask:
-    """Two roles write complementary texts from one source; scored by the gated levels."""
+    """Two roles write complementary texts from one source; scored by the gated levels.
+
+    ``reward_mode="per_agent"`` also gives each role its own reward from the same scoring, where the
+    levels separate: ``rouge`` scores the first role's text only, so only the first role gets it; when
+    the structure gates fail, a role whose own text passes them (word count, not degenerate, prose, not
+    copied) keeps the structure credit of passed gates (0.5 × the structure weight) instead of 0. Every
+    other level judges the two texts together and is shared. A custom reward callable is shared whole.
+    """
 
     def __init__(
         self,
@@ -47,11 +56,15 @@ class WritingTask:
         reward: str | RewardCallable = "levels",
         salience: Salience | None = None,
         judge: WritingJudge | None = None,
+        reward_mode: str = "joint",
     ) -> None:
         if reward != "levels" and not callable(reward):
             raise ValueError(f"reward must be 'levels' or a callable reward(replies, example), got {reward!r}.")
         if not items:
             raise ValueError(f"The {spec.name} task needs at least one problem.")
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}.")
+        self.reward_mode = reward_mode
         self.spec = spec
         self.agents = spec.agents
         self.items = items
@@ -127,7 +140,30 @@ class WritingTask:
         if self.judge is not None:
             details["judge"] = _judge_details(grades)
         text = self._feedback(score, levels_reward, grades)
-        return Evaluation(reward=reward, solved=score.solved, feedback=dict.fromkeys(self.agents, text), details=details)
+        return Evaluation(reward=reward, solved=score.solved, feedback=dict.fromkeys(self.agents, text), details=details,
+                          agent_rewards=self._agent_rewards(index, replies, score, reward))
+
+    def _agent_rewards(self, index: int, replies: Mapping[str, str], score: PairScore,
+                       reward: RewardResult) -> dict[str, RewardResult] | None:
+        """Each role's own reward (see the class docstring); None under the joint reward."""
+        if self.reward_mode == "joint":
+            return None
+        if self.reward != "levels":
+            return dict.fromkeys(self.agents, reward)
+        own_gates = dict.fromkeys(self.agents, True)
+        if not score.gates_passed:
+            texts = (replies[self.agents[0]], replies[self.agents[1]])
+            pair = PairTexts(self.agents, texts, self.items[index].source, self.spec.source_name, self.profile(index))
+            own_gates = gates_passed_by_role(pair, self.config)
+        rewards = {}
+        for position, agent in enumerate(self.agents):
+            components = dict(reward.components)
+            if "rouge" in components and position != 0:
+                components["rouge"] = 0.0
+            if not score.gates_passed and own_gates[agent]:
+                components["structure"] = 0.5 * self.config.weights.structure
+            rewards[agent] = RewardResult.from_components(components)
+        return rewards
 
     def _custom_reward(self, index: int, replies: Mapping[str, str]) -> RewardResult:
         try:

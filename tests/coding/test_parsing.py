@@ -1,6 +1,5 @@
 """Reply parsing: the forms models write, and junk that must neither crash nor hang."""
 
-import time
 
 import pytest
 
@@ -94,9 +93,8 @@ JUNK = [
 ]
 
 
+@pytest.mark.timeout(60)  # a hang guard (e.g. catastrophic backtracking), not a speed assertion
 @pytest.mark.parametrize("junk", JUNK, ids=range(len(JUNK)))
-def test_junk_never_raises_and_is_fast(junk):
-    started = time.perf_counter()
+def test_junk_never_raises_or_hangs(junk):
     parsed = parse_reply(junk)
-    assert time.perf_counter() - started < 2.0
     assert all(p.kind != "function" for p in parsed.pieces)

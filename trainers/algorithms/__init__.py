@@ -1,26 +1,39 @@
-"""Algorithms: the :class:`Algorithm` protocol, a registry, and the bundled MAGRPO, GRPO, MAREINFORCE."""
+"""Algorithms: the :class:`Algorithm` protocol and its optional base class, the registry, and the bundled
+MAGRPO, GRPO, MAREINFORCE, MARLOO and MAReMax (docs/algorithms.md)."""
 
 from trainers.algorithms.base import (
     Algorithm,
+    AlgorithmBase,
     LossBatch,
+    LossOptions,
     aggregate,
     clipped_surrogate,
-    get_algorithm,
     group_relative,
     kl_to_reference,
+    leave_one_out,
     policy_gradient_loss,
+)
+from trainers.algorithms.registry import (
+    ENTRY_POINT_GROUP,
+    AlgorithmNameError,
+    get_algorithm,
     register_algorithm,
     registered_algorithms,
 )
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "Algorithm",
+    "AlgorithmBase",
+    "AlgorithmNameError",
     "LossBatch",
+    "LossOptions",
     "aggregate",
     "clipped_surrogate",
     "get_algorithm",
     "group_relative",
     "kl_to_reference",
+    "leave_one_out",
     "policy_gradient_loss",
     "register_algorithm",
     "registered_algorithms",

@@ -1,30 +1,39 @@
-"""The algorithm interface: two methods, plus a registry and the loss building blocks they share.
+"""The algorithm interface: two methods, an optional base class, and the loss building blocks they share.
 
 An algorithm sees one :class:`~trainers.rollout.Group` (the sibling joint samples at one node of a
 rollout tree) and returns advantages; then, per agent, it turns token log-probs and those advantages
 into a loss. Everything else (sampling, env steps, optimizers, logging, checkpoints) is the trainer's.
 
-    @register_algorithm("my_algo")
-    class MyAlgo:
-        def __init__(self, **options): ...
+    class MyAlgo(AlgorithmBase):
         def advantages(self, group): return group.returns - group.returns.mean()
         def loss(self, batch): return policy_gradient_loss(batch)
 
-An algorithm may declare ``zero_loss_at_zero_advantage = True`` when its loss of a reply with advantage
-0 is exactly 0 (no KL term); the trainer then skips those replies' forward passes. Without the
-declaration (the default for plug-ins) every reply reaches :meth:`Algorithm.loss`.
+Any object with those two methods works (the :class:`Algorithm` protocol). :class:`AlgorithmBase` adds
+what the trainer also reads, with defaults: the declared attributes (``single_agent``,
+``zero_loss_at_zero_advantage``, ``needs_greedy_baseline``), the loss options ``clip_eps``,
+``kl_coef`` and ``token_aggregation`` (set through ``algo_kwargs``), the step hooks and a metrics
+channel (:meth:`AlgorithmBase.log`). The registry is in :mod:`trainers.algorithms.registry`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import torch
 
+from trainers.algorithms.registry import get_algorithm, register_algorithm, registered_algorithms
+from trainers.config import TOKEN_AGGREGATIONS
 from trainers.rollout import Group
+
+__all__ = [  # the registry's functions stay importable from here, as before
+    "Algorithm", "AlgorithmBase", "LossBatch", "LossOptions", "advantage_table", "advantage_tensor", "aggregate", "clipped_surrogate", "get_algorithm",
+    "group_relative", "kl_to_reference", "leave_one_out", "policy_gradient_loss", "register_algorithm",
+    "registered_algorithms",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +48,7 @@ class LossBatch:
     mask: torch.Tensor
     """1 for reply tokens, 0 for padding."""
     advantages: torch.Tensor
-    """Shape [B]: one advantage per reply."""
+    """Shape [B]: one advantage per reply; [B, T] (0 on padding) when ``advantages()`` gave per-token ones."""
     ref_logps: torch.Tensor | None = None
     """Log-probs under the initial policy, when a KL penalty is on."""
     clip_eps: float = 0.2
@@ -60,50 +69,151 @@ class Algorithm(Protocol):
     """What the trainer needs from an algorithm."""
 
     def advantages(self, group: Group) -> np.ndarray:
-        """Shape [S] (same advantage for every agent) or [S, N] (one column per ``group.agents``)."""
+        """Shape [S] (same advantage for every agent) or [S, N] (one column per ``group.agents``); or
+        per-token: [S][N] entries that are each a number or an array [T] of the reply's token count
+        (:func:`advantage_table`)."""
 
     def loss(self, batch: LossBatch) -> torch.Tensor:
         """A scalar to minimise for one agent's micro-batch."""
 
 
-# ---------------------------------------------------------------------------- registry
-_REGISTRY: dict[str, Callable[..., Algorithm]] = {}
+@dataclasses.dataclass(frozen=True)
+class LossOptions:
+    """The options of the shared policy-gradient loss, copied into every :class:`LossBatch`."""
+
+    clip_eps: float = 0.2
+    """Clipping range of the probability ratio (it matters when ``inner_epochs > 1``)."""
+    kl_coef: float = 0.0
+    """Weight of the KL penalty to the initial policy (0: no penalty and no reference forward pass)."""
+    token_aggregation: str = "token_sum"
+    """``token_sum``, ``sequence_mean`` or ``token_mean``: see :func:`aggregate`."""
+
+    def __post_init__(self) -> None:
+        if self.token_aggregation not in TOKEN_AGGREGATIONS:
+            raise ValueError(f"token_aggregation must be one of {TOKEN_AGGREGATIONS}, got {self.token_aggregation!r}.")
+        if not self.clip_eps > 0:
+            raise ValueError(f"clip_eps must be > 0, got {self.clip_eps}.")
+        if self.kl_coef < 0:
+            raise ValueError(f"kl_coef must be >= 0, got {self.kl_coef}.")
 
 
-def register_algorithm(name: str, factory: Callable[..., Algorithm] | None = None):
-    """Register ``factory`` (a class or function returning an :class:`Algorithm`) under ``name``.
-    Usable as a decorator: ``@register_algorithm("mine")``."""
+class AlgorithmBase:
+    """An optional base class: declared attributes with their defaults, the loss options, hooks, metrics.
 
-    def add(target: Callable[..., Algorithm]) -> Callable[..., Algorithm]:
-        if not isinstance(name, str) or not name:
-            raise ValueError("An algorithm name must be a non-empty string.")
-        _REGISTRY[name] = target
-        return target
+    Subclasses take their own options as keyword arguments and pass ``**loss_options`` on::
 
-    return add(factory) if factory is not None else add
+        def __init__(self, my_option: float = 1.0, **loss_options):
+            super().__init__(**loss_options)
+    """
+
+    single_agent: ClassVar[bool] = False
+    """True for an algorithm in which one agent does the whole task: the trainer then refuses a
+    multi-agent env unless ``policy: shared``."""
+    zero_loss_at_zero_advantage: ClassVar[bool] = False
+    """True when the loss of a reply with advantage 0 is exactly 0 without a KL term: the trainer then
+    skips those replies' forward passes (they still count in the weights)."""
+    needs_greedy_baseline: ClassVar[bool] = False
+    """True when :meth:`advantages` reads ``group.greedy``: the rollout then also samples one greedy
+    joint reply per node and steps it (not trained on)."""
+
+    loss_options: LossOptions = LossOptions()
+    """Set from the constructor's ``clip_eps``, ``kl_coef``, ``token_aggregation`` (``algo_kwargs``)."""
+
+    def __init__(self, *, clip_eps: float = 0.2, kl_coef: float = 0.0, token_aggregation: str = "token_sum") -> None:
+        self.loss_options = LossOptions(float(clip_eps), float(kl_coef), str(token_aggregation))
+
+    def advantages(self, group: Group) -> np.ndarray:
+        raise NotImplementedError
+
+    def loss(self, batch: LossBatch) -> torch.Tensor:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ hooks and metrics
+    def on_step_start(self, step: int) -> None:
+        """Called before the rollout of step ``step`` (1 for the first step)."""
+
+    def on_step_end(self, step: int, metrics: Mapping[str, float]) -> None:
+        """Called after the update of step ``step`` with the trainer's metrics of the step."""
+
+    def log(self, name: str, value: float) -> None:
+        """Record a value of metric ``name`` (from any method); the step's mean is logged as ``algo/<name>``."""
+        self.__dict__.setdefault("_logged", defaultdict(list))[name].append(float(value))
+
+    def pop_metrics(self) -> dict[str, float]:
+        """The step's logged metrics (mean of each), then forget them: the trainer calls this once a step."""
+        logged = self.__dict__.get("_logged", {})
+        metrics = {f"algo/{name}": float(np.mean(values)) for name, values in logged.items() if values}
+        logged.clear()
+        return metrics
 
 
-def get_algorithm(name: str, **options: Any) -> Algorithm:
-    """Build the registered algorithm ``name`` with ``options`` (``TrainConfig.algo_kwargs``)."""
-    _load_bundled()
-    if name not in _REGISTRY:
-        raise KeyError(f"No algorithm named {name!r}; registered: {sorted(_REGISTRY)}.")
-    algorithm = _REGISTRY[name](**options)
-    for method in ("advantages", "loss"):
-        if not callable(getattr(algorithm, method, None)):
-            raise TypeError(f"Algorithm {name!r} has no {method}() method; see trainers.algorithms.base.Algorithm.")
-    return algorithm
+def declared(algorithm: Any, name: str) -> Any:
+    """An attribute the trainer reads, with :class:`AlgorithmBase`'s default for objects that lack it."""
+    return getattr(algorithm, name, getattr(AlgorithmBase, name))
 
 
-def registered_algorithms() -> list[str]:
-    _load_bundled()
-    return sorted(_REGISTRY)
+def call_hook(algorithm: Any, name: str, *args: Any) -> None:
+    """Call the algorithm's hook ``name`` (``on_step_start``, ``on_step_end``) if it has one."""
+    hook = getattr(algorithm, name, None)
+    if callable(hook):
+        hook(*args)
 
 
-def _load_bundled() -> None:
-    import trainers.algorithms.grpo  # noqa: F401  (each bundled module registers itself)
-    import trainers.algorithms.magrpo  # noqa: F401
-    import trainers.algorithms.mareinforce  # noqa: F401
+def algorithm_metrics(algorithm: Any) -> dict[str, float]:
+    """What the algorithm logged this step (``algo/<name>``), when it has a metrics channel."""
+    pop = getattr(algorithm, "pop_metrics", None)
+    return {key: float(value) for key, value in pop().items()} if callable(pop) else {}
+
+
+# ---------------------------------------------------------------------------- advantage shapes
+Advantage = float | tuple[float, ...]
+"""One reply's advantage: a number, or one per token of the reply."""
+
+
+def advantage_table(advantages: Any, group: Group) -> list[list[Advantage]]:
+    """What ``advantages(group)`` returned, as [S] rows of [N] entries (one per ``group.agents``).
+
+    Accepted: [S] (the same for every agent), [S, N], or per token: [S][N] entries each a number or
+    a sequence as long as that reply's ``completion_ids``. Anything else is an error naming the shape."""
+    samples, agents = len(group.samples), len(group.agents)
+    try:
+        table = np.asarray(advantages, dtype=np.float64)
+    except (TypeError, ValueError):
+        table = None  # ragged: per-token entries of different lengths
+    if table is not None and table.ndim == 1:
+        table = np.repeat(table[:, None], agents, axis=1)
+    if table is not None and table.ndim == 2:
+        if table.shape != (samples, agents):
+            raise ValueError(f"advantages() returned shape {table.shape}; expected [{samples}] or [{samples}, {agents}].")
+        return [[float(value) for value in row] for row in table]
+    rows = list(advantages)
+    if len(rows) != samples or any(len(row) != agents for row in rows):
+        raise ValueError(f"advantages() returned {len(rows)} rows; expected [{samples}], [{samples}, {agents}] or "
+                         f"[{samples}][{agents}] per-token entries.")
+    return [[_entry(entry, len(sample.replies[agent].completion_ids)) for agent, entry in zip(group.agents, row)]
+            for sample, row in zip(group.samples, rows)]
+
+
+def _entry(entry: Any, tokens: int) -> Advantage:
+    value = np.asarray(entry, dtype=np.float64)
+    if value.ndim == 0:
+        return float(value)
+    if value.shape != (tokens,):
+        raise ValueError(f"A per-token advantage has shape {value.shape}; its reply has {tokens} tokens.")
+    return tuple(float(v) for v in value)
+
+
+def advantage_tensor(advantages: list[Advantage], width: int, like: torch.Tensor) -> torch.Tensor:
+    """[B] when every entry is a number, else [B, width]: per-token rows padded with 0, numbers repeated."""
+    if all(isinstance(a, float) for a in advantages):
+        return torch.tensor(advantages, dtype=like.dtype, device=like.device)
+    rows = torch.zeros(len(advantages), width, dtype=like.dtype, device=like.device)
+    for row, advantage in enumerate(advantages):
+        if isinstance(advantage, float):
+            rows[row] = advantage
+        else:
+            rows[row, : len(advantage)] = torch.tensor(advantage, dtype=like.dtype)
+    return rows
 
 
 # ---------------------------------------------------------------------------- advantage math
@@ -114,6 +224,15 @@ def group_relative(returns: np.ndarray, normalize_std: bool = False, eps: float 
     if normalize_std:
         advantages = advantages / (returns.std() + eps)
     return advantages
+
+
+def leave_one_out(returns: np.ndarray) -> np.ndarray:
+    """A_i = R_i − mean_{j≠i} R_j over the S siblings (= S/(S−1) · (R_i − mean R)); works per column of [S, N]."""
+    returns = np.asarray(returns, dtype=np.float64)
+    count = returns.shape[0]
+    if count < 2:
+        return np.zeros_like(returns)
+    return (returns - returns.mean(axis=0)) * count / (count - 1)
 
 
 # ---------------------------------------------------------------------------- loss building blocks
@@ -150,7 +269,7 @@ def clipped_surrogate(batch: LossBatch) -> torch.Tensor:
     """Per-token min(ρ·A, clip(ρ, 1±ε)·A) with ρ = π_θ/π_old (PPO; GRPO Eq. 3). With one epoch ρ ≡ 1
     and the gradient is exactly A·∇log π."""
     ratio = torch.exp(batch.logps - batch.old_logps)
-    advantages = batch.advantages.unsqueeze(-1)
+    advantages = batch.advantages.unsqueeze(-1) if batch.advantages.dim() == 1 else batch.advantages
     unclipped = ratio * advantages
     clipped = torch.clamp(ratio, 1 - batch.clip_eps, 1 + batch.clip_eps) * advantages
     return torch.minimum(unclipped, clipped)

@@ -13,19 +13,17 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from trainers.algorithms.base import LossBatch, group_relative, policy_gradient_loss, register_algorithm
+from trainers.algorithms.base import AlgorithmBase, LossBatch, group_relative, policy_gradient_loss
 from trainers.rollout import Group
 
 
-@register_algorithm("grpo")
-class GRPO:
-    single_agent = True
-    """The trainer checks this: a multi-agent env needs ``policy: shared``."""
+class GRPO(AlgorithmBase):
+    single_agent = True  # a multi-agent env needs ``policy: shared``
 
-    zero_loss_at_zero_advantage = True
-    """The clipped surrogate is 0 at A = 0; with a KL term the trainer does not skip anything."""
+    zero_loss_at_zero_advantage = True  # the clipped surrogate is 0 at A = 0 (with a KL term nothing is skipped)
 
-    def __init__(self, normalize_std: bool = True, eps: float = 1e-6) -> None:
+    def __init__(self, normalize_std: bool = True, eps: float = 1e-6, **loss_options) -> None:
+        super().__init__(**loss_options)
         self.normalize_std = normalize_std
         self.eps = eps
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from trainers.algorithms.base import LossBatch, policy_gradient_loss, register_algorithm
+from trainers.algorithms.base import AlgorithmBase, LossBatch, policy_gradient_loss
 from trainers.rollout import Group
 
 
-@register_algorithm("mareinforce")
-class MAREINFORCE:
-    zero_loss_at_zero_advantage = True
-    """The clipped surrogate is 0 at A = 0; with a KL term the trainer does not skip anything."""
+class MAREINFORCE(AlgorithmBase):
+    zero_loss_at_zero_advantage = True  # the clipped surrogate is 0 at A = 0 (with a KL term nothing is skipped)
 
-    def __init__(self, baseline: float = 0.0) -> None:
+    def __init__(self, baseline: float = 0.0, **loss_options) -> None:
+        super().__init__(**loss_options)
         self.baseline = float(baseline)
 
     def advantages(self, group: Group) -> np.ndarray:

@@ -1,0 +1,54 @@
+"""From a config to an algorithm: ``algo`` and ``algo_kwargs``, and the loss options the trainer copies
+into every :class:`~trainers.algorithms.base.LossBatch`.
+
+``clip_eps``, ``kl_coef`` and ``token_aggregation`` are the algorithm's options (``algo_kwargs``).
+They used to be trainer settings: the old top-level keys are still accepted, with a
+``DeprecationWarning``, and reach the algorithm as if written in ``algo_kwargs``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any
+
+from trainers.algorithms.base import AlgorithmBase, LossOptions
+from trainers.algorithms.registry import algorithm_factory, get_algorithm
+
+LEGACY_KEYS = tuple(field.name for field in dataclasses.fields(LossOptions))
+
+
+def build_algorithm(cfg: Any) -> Any:
+    """``get_algorithm(cfg.algo, **cfg.algo_kwargs)``, with the deprecated top-level loss keys merged in
+    for algorithms built on :class:`AlgorithmBase` (others get them through :func:`loss_options`)."""
+    kwargs = dict(cfg.algo_kwargs)
+    legacy = legacy_loss_options(cfg)
+    factory = algorithm_factory(cfg.algo)
+    if isinstance(factory, type) and issubclass(factory, AlgorithmBase):
+        for key, value in legacy.items():
+            if key in kwargs and kwargs[key] != value:
+                raise ValueError(f"{key} is set twice, to {value!r} and algo_kwargs.{key}={kwargs[key]!r}: "
+                                 f"keep algo_kwargs.{key} only.")
+            kwargs.setdefault(key, value)
+    return get_algorithm(cfg.algo, **kwargs)
+
+
+def legacy_loss_options(cfg: Any) -> dict[str, Any]:
+    """The deprecated top-level keys that differ from their defaults, with a warning saying where they go."""
+    defaults = LossOptions()
+    legacy = {key: getattr(cfg, key) for key in LEGACY_KEYS
+              if hasattr(cfg, key) and getattr(cfg, key) != getattr(defaults, key)}
+    if legacy:
+        moved = ", ".join(f"algo_kwargs.{key}={value!r}" for key, value in legacy.items())
+        warnings.warn(f"The training key(s) {', '.join(legacy)} are algorithm options now: write {moved} instead "
+                      "(the top-level keys will be removed).", DeprecationWarning, stacklevel=3)
+    return legacy
+
+
+def loss_options(algorithm: Any, cfg: Any) -> LossOptions:
+    """The algorithm's :class:`LossOptions`; for a plug-in without them, the config's (deprecated) keys."""
+    options = getattr(algorithm, "loss_options", None)
+    if isinstance(options, LossOptions):
+        return options
+    defaults = LossOptions()
+    return LossOptions(**{key: getattr(cfg, key, getattr(defaults, key)) for key in LEGACY_KEYS})
