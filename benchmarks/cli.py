@@ -52,7 +52,10 @@ def eval_command(argv: Sequence[str]) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="llm-coop eval", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="llm-coop eval", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Examples:\n" + __doc__.split("\n\n")[1].rstrip(),  # the examples of the module docstring
+    )
     parser.add_argument("env", nargs="?", default="coop_humaneval-v0", help="registered env id")
     parser.add_argument("--split", default="test", help="problem split (train/test/all); 'none' to not pass one")
     parser.add_argument("--env-kwargs", default="{}", help='JSON object of extra make() arguments, e.g. \'{"num_turns": 2}\'')

@@ -165,7 +165,10 @@ def _version() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     defaults = Budget()
-    parser = argparse.ArgumentParser(prog="llm-coop bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="llm-coop bench", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Examples:\n" + __doc__.split("\n\n")[1].rstrip(),  # the examples of the module docstring
+    )
     parser.add_argument("env", nargs="?", default=DEFAULT_ENV, help=f"registered env id (default {DEFAULT_ENV})")
     parser.add_argument("--algos", default=",".join(DEFAULT_ALGORITHMS), help="comma-separated algorithms; the first is compared with the others")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
