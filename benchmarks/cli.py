@@ -62,7 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--methods", default=DEFAULT_METHODS, help=f"comma-separated baselines (default {DEFAULT_METHODS}; '' for none)")
     parser.add_argument("--checkpoint", action="append", default=[], metavar="LABEL=PATH[@METHOD]",
                         help="also evaluate a trainer run/checkpoint folder as table row LABEL (method default 'env')")
-    parser.add_argument("--model", default="default", help="base model for the baselines: 'default' (SmolLM2-135M-Instruct), Hub id or path")
+    from trainers.model_cache import DEFAULT_MODEL_LABEL
+
+    parser.add_argument("--model", default="default", help=f"base model for the baselines: 'default' ({DEFAULT_MODEL_LABEL}), Hub id or path")
     parser.add_argument("--scripted", metavar="FILE", help="no model: a JSON file {agent: reply} replayed for every prompt")
     parser.add_argument("-n", type=int, default=10, help="samples per problem (default 10)")
     parser.add_argument("--ks", type=lambda s: [int(k) for k in s.split(",")], default=[1, 3, 5, 10], help="k values, e.g. 1,3,5,10")

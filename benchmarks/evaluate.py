@@ -98,11 +98,31 @@ def evaluate(
             record.method = entry.label
         annotate(env.task, records)
         summary = summarize(records, config.ks, wall_s)
-        summary |= {"method": entry.method.name, "description": entry.method.description, "wall_s": wall_s}
+        origin = team_provenance(entry.team, env)
+        summary |= {"method": entry.method.name, "description": entry.method.description, "wall_s": wall_s,
+                    "provenance": origin}
         results["methods"][entry.label] = summary
-        results["episodes"] += [r.to_dict() for r in records]
+        results["episodes"] += [r.to_dict() | {"provenance": origin} for r in records]
     results["config"]["task_ids"] = task_ids or []
     return results
+
+
+def team_provenance(team: Team, env: Any) -> dict[str, Any]:
+    """The provenance record of a team on ``env``: each generator's ``model`` and ``sampling``
+    attributes (a generator without a model, e.g. scripted replies, is named by its class)."""
+    from trainers.provenance import provenance
+
+    def model_of(generator: Any) -> Any:
+        return getattr(generator, "model", None) or {"id": None, "label": f"{type(generator).__name__} (no model)"}
+
+    first = next(iter(team.values()))
+    return provenance(
+        model=model_of(first), sampling=getattr(first, "sampling", None), env_id=env.spec.id,
+        env_kwargs=env.spec.kwargs,
+        agent_models={a: model_of(g) for a, g in team.items() if model_of(g) != model_of(first)},
+        agent_sampling={a: g.sampling for a, g in team.items()
+                        if getattr(g, "sampling", None) != getattr(first, "sampling", None)},
+    )
 
 
 def _pick_task_ids(env: Any, config: EvalConfig) -> list[str]:

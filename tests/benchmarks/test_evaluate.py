@@ -97,3 +97,19 @@ def test_cli_writes_report(tmp_path, capsys):
     assert (out / "pass_at_k.png").stat().st_size > 1000
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 4
     assert eval_command(["humaneval-v0", "--methods", "bogus", "-q"]) == 2
+
+
+def test_results_and_episodes_carry_the_provenance_record(tmp_path):
+    import llm_coop_envs
+    from benchmarks.reporting import write_report
+
+    team, _ = alternating_team()
+    results = evaluate(EvalConfig(n=1, **CONFIG), [Entry("concat", get_method("concat"), team)])
+    write_report(results, tmp_path, "test")
+    summary = json.loads((tmp_path / "results.json").read_text())
+    episodes = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    for record in [summary["methods"]["concat"]["provenance"]] + [e["provenance"] for e in episodes]:
+        assert record["package_version"] == llm_coop_envs.__version__
+        assert record["env"] == {"id": "humaneval-v0", "kwargs": record["env"]["kwargs"]}
+        assert record["env"]["kwargs"]["split"] == "test"
+        assert record["model"]["label"] == "ScriptedGenerator (no model)" and "sampling" in record

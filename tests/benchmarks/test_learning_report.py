@@ -164,3 +164,14 @@ def test_the_reproduce_command_parses_back_to_the_same_budget(tmp_path):
     assert args.seeds == [0, 3] and args.algos == "magrpo,grpo" and args.env == "coop_basics-v0"
     parsed = Budget(**{name: getattr(args, name) for name in meta["budget"]})
     assert parsed == BUDGET
+
+
+def test_the_benchmark_meta_carries_the_provenance_record():
+    import llm_coop_envs
+    from benchmarks.learning.cli import bench_provenance
+    from trainers.model_cache import DEFAULT_MODEL_HUB_ID
+
+    record = bench_provenance("coop_basics-v0", BUDGET)
+    assert record["package_version"] == llm_coop_envs.__version__ and record["env"]["id"] == "coop_basics-v0"
+    assert record["model"]["id"] == DEFAULT_MODEL_HUB_ID and "gguf_sha256" in record["model"]["build"]
+    assert record["sampling"] == {"temperature": BUDGET.temperature, "top_p": BUDGET.top_p, "sample_tokens": 64}
