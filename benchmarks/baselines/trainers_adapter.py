@@ -34,15 +34,17 @@ class BackendGenerator:
 
 
 def base_model_team(agents: Sequence[str], *, model: str = "default", sampling: Any = None, **config: Any) -> dict[str, BackendGenerator]:
-    """Every agent played by the untrained base model (one shared copy, no adapters)."""
+    """Every agent played by the untrained base model (one shared copy, no adapters); ``sampling``
+    defaults to ``benchmarks.evaluate.EVAL_SAMPLING``, as on the command line."""
     from trainers.config import load_config
 
     cfg = load_config(model=model, policy="shared", lora_r=0, **config)
-    return _team(agents, cfg, sampling or cfg.sampling)
+    return _team(agents, cfg, sampling or _eval_sampling())
 
 
 def checkpoint_team(checkpoint: str | Path, *, sampling: Any = None, **config: Any) -> dict[str, BackendGenerator]:
-    """The agents of a trainer checkpoint folder (``<run>/checkpoints/step-N`` or the run folder: its latest)."""
+    """The agents of a trainer checkpoint folder (``<run>/checkpoints/step-N`` or the run folder: its latest);
+    ``sampling`` defaults to ``benchmarks.evaluate.EVAL_SAMPLING``, as on the command line."""
     from trainers.checkpoint import latest_checkpoint, load_checkpoint
     from trainers.config import load_config
 
@@ -57,7 +59,7 @@ def checkpoint_team(checkpoint: str | Path, *, sampling: Any = None, **config: A
 
     agents = tuple(llm_coop_envs.make(cfg.env, **dict(cfg.env_kwargs)).possible_agents)
     described = {"base": model_record(cfg.model), "checkpoint": str(folder), "step": state.get("step")}
-    team, policies = _team(agents, cfg, sampling or cfg.sampling, return_policies=True, model=described)
+    team, policies = _team(agents, cfg, sampling or _eval_sampling(), return_policies=True, model=described)
     for key, tensors in load_checkpoint(folder)["weights"].items():
         policies.load_state_dict(key, tensors)
     return team
@@ -72,6 +74,12 @@ def _team(agents, cfg, sampling, return_policies: bool = False, model: Any = Non
     generator = BackendGenerator(backend, sampling, model if model is not None else cfg.model)
     team = dict.fromkeys(agents, generator)
     return (team, policies) if return_policies else team
+
+
+def _eval_sampling():
+    from benchmarks.evaluate import EVAL_SAMPLING
+
+    return EVAL_SAMPLING
 
 
 def _checkpoint_folder(path: Path, latest) -> Path:
