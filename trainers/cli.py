@@ -90,11 +90,20 @@ def missing_train_modules() -> list[str]:
 
 
 def check_names(cfg) -> None:
-    """The env id and the algorithm name exist (errors name the closest), before any model loads."""
+    """The env can be made (its id, kwargs and data; the held-out env too) and the algorithm exists,
+    before any model loads: a mistake there is a one-line error, not a traceback after the load."""
     import llm_coop_envs
     from trainers.algorithms.base import get_algorithm
+    from trainers.config import ConfigError
+    from trainers.evaluate import make_eval_env
 
     llm_coop_envs.spec(cfg.env)
+    try:
+        llm_coop_envs.make(cfg.env, **cfg.env_kwargs)
+        if cfg.eval_problems:
+            make_eval_env(cfg)
+    except (TypeError, ValueError, OSError) as error:
+        raise ConfigError(f"env {cfg.env} with env_kwargs {dict(cfg.env_kwargs)}: {error}") from None
     get_algorithm(cfg.algo, **cfg.algo_kwargs)
 
 

@@ -77,8 +77,10 @@ def test_a_missing_model_folder_is_one_line():
     assert_one_line_error(run_cli("train", "--model", "/nonexistent"), "'/nonexistent' is not a folder", "Hub id")
 
 
-def test_an_unknown_env_is_one_line():
+def test_an_unknown_env_or_env_argument_is_one_line():
     assert_one_line_error(run_cli("train", "--env", "coop_humaneva-v0"), "coop_humaneval-v0")
+    assert_one_line_error(run_cli("train", "--env", "coop_basics-v0", "env_kwargs.num_turn=2"), "num_turn")
+    assert_one_line_error(run_cli("train", "--algo", "magrpoo"), "No algorithm named 'magrpoo'")
 
 
 def test_a_bad_choice_and_a_missing_config_file_are_one_line(tmp_path):
