@@ -395,7 +395,7 @@ def check_model_reference(name: str) -> None:
     if _HUB_ID.fullmatch(name) and not name.startswith((".", "~")):
         return
     raise ConfigError(
-        f"{name!r} is not a folder on this machine; give 'default' ({DEFAULT_MODEL_LABEL}), "
+        f"{name!r} is not a folder on this machine; give 'default' for {DEFAULT_MODEL_LABEL}, "
         "a Hugging Face Hub id (org/name) or an existing local model folder."
     )
 
