@@ -190,13 +190,15 @@ def report(load: tuple[float, ...], command: str, tokens: int, ours: list[Mappin
     import transformers
 
     ours_s = statistics.median(o["step_s"] for o in ours)
+    from trainers.model_cache import model_label
+
     lines = [
         "# Trainer step: speed and memory", "",
         f"Command: `{command}`", "",
         f"Machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, "
         f"torch {torch.__version__}, transformers {transformers.__version__}, Python {platform.python_version()}.",
         f"Load average (1 min) at start {load[0]:.2f}, at end {os.getloadavg()[0]:.2f}.", "",
-        "Settings, identical for both trainers: SmolLM2-135M-Instruct, fp32 weights and compute, LoRA r=8, "
+        f"Settings, identical for both trainers: {model_label('default')}, fp32 weights and compute, LoRA r=8, "
         "alpha 16, no dropout, on q/k/v/o; one prompt per step (the same short coding prompt, chat template); "
         f"G=4 completions per prompt and agent, exactly {tokens} new tokens each (end-of-sequence suppressed "
         "until then), temperature 1.0, top_k off, top_p 1.0; lr 1e-4, no KL (beta 0), one optimizer step per "

@@ -11,6 +11,20 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+TRAIN_INSTALL_HINT = "pip install 'llm-coop-envs[train]' (in a clone of the repository: pip install -e '.[train]')"
+"""How to get the training extras; every message about a missing extra ends with it."""
+
+EXAMPLES = """Examples:
+  llm-coop envs -v                                  # the registered envs, their agents and sizes
+  llm-coop train --preset cpu-demo                  # a short MAGRPO run on the CPU, before/after table
+  llm-coop eval coop_basics-v0 --methods single,env -n 1 --problems 5
+  llm-coop bench --steps 10 --seeds 0 1             # MAGRPO vs GRPO at an equal budget
+  llm-coop COMMAND --help                           # every command has its own options and examples"""
+
+ENVS_EXAMPLES = """Examples:
+  llm-coop envs
+  llm-coop envs --verbose"""
+
 # subcommand -> ("module:function", one-line help); each function takes argv and returns an exit code
 _DELEGATED = {
     "train": ("trainers.cli:train_command", "train agents on an env (MAGRPO by default)"),
@@ -33,9 +47,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="llm-coop", description=__doc__.splitlines()[0])
+    from llm_coop_envs import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="llm-coop", description=__doc__.splitlines()[0], epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"llm-coop-envs {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    envs = commands.add_parser("envs", help="list the registered environment ids")
+    envs = commands.add_parser(
+        "envs", help="list the registered environment ids", description="List the registered environment ids.",
+        epilog=ENVS_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     envs.add_argument("-v", "--verbose", action="store_true", help="also show each env's agents and size")
     for name, (_, help_text) in _DELEGATED.items():
         commands.add_parser(name, help=help_text, add_help=False)
@@ -63,7 +86,7 @@ def _run_delegated(command: str, argv: list[str]) -> int:
     try:
         function = getattr(importlib.import_module(module_name), function_name)
     except ImportError as error:
-        print(f"llm-coop {command} needs the training extras: pip install -e '.[train]' in a clone of the repository ({error})")
+        print(f"llm-coop {command} needs the training extras ({error}): {TRAIN_INSTALL_HINT}", file=sys.stderr)
         return 2
     return int(function(argv) or 0)
 

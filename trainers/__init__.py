@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainers.config import PRESETS, SamplingConfig, TrainConfig, load_config
+from trainers.config import PRESETS, ConfigError, SamplingConfig, TrainConfig, load_config
 
 __all__ = [
     "PRESETS",
+    "ConfigError",
     "SamplingConfig",
     "TrainConfig",
     "Trainer",

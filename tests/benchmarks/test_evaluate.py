@@ -97,3 +97,51 @@ def test_cli_writes_report(tmp_path, capsys):
     assert (out / "pass_at_k.png").stat().st_size > 1000
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 4
     assert eval_command(["humaneval-v0", "--methods", "bogus", "-q"]) == 2
+
+
+def test_results_and_episodes_carry_the_provenance_record(tmp_path):
+    import llm_coop_envs
+    from benchmarks.reporting import write_report
+
+    team, _ = alternating_team()
+    results = evaluate(EvalConfig(n=1, **CONFIG), [Entry("concat", get_method("concat"), team)])
+    write_report(results, tmp_path, "test")
+    summary = json.loads((tmp_path / "results.json").read_text())
+    episodes = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    for record in [summary["methods"]["concat"]["provenance"]] + [e["provenance"] for e in episodes]:
+        assert record["package_version"] == llm_coop_envs.__version__
+        assert record["env"] == {"id": "humaneval-v0", "kwargs": record["env"]["kwargs"]}
+        assert record["env"]["kwargs"]["split"] == "test"
+        assert record["model"]["label"] == "ScriptedGenerator (no model)" and "sampling" in record
+
+
+def test_python_and_command_line_defaults_are_the_same():
+    from benchmarks.cli import _parser, _sampling
+    from benchmarks.evaluate import EVAL_SAMPLING
+
+    args = _parser().parse_args([])
+    python = EvalConfig(env=args.env)
+    assert (args.n, tuple(args.ks), args.problems, args.batch_size, args.env_workers, args.seed, args.split) == (
+        python.n, python.ks, python.problems, python.batch_size, python.env_workers, python.seed, python.split)
+    assert _sampling(args) == EVAL_SAMPLING
+    assert python.env_kwargs == {"split": "test"}  # held-out problems by default, as on the command line
+
+
+def test_evaluate_prints_its_cost_and_shows_progress(capsys):
+    from benchmarks.evaluate import CPU_TOKENS_PER_S
+    from trainers.config import SamplingConfig
+
+    class SampledScript(ScriptedGenerator):
+        sampling = SamplingConfig(max_new_tokens=100)
+
+    generator = SampledScript({"helper": HELPER, "main": MAIN})
+    team = {"helper": generator, "main": generator}
+    evaluate(EvalConfig(n=3, **CONFIG), [Entry("concat", get_method("concat"), team)])
+    err = capsys.readouterr().err
+    estimate = err.splitlines()[0]
+    # 1 problem × 3 samples, 2 agents × 1 turn × 100 tokens
+    assert "3 episodes" in estimate and "up to 6 replies" in estimate and "up to 600 generated tokens" in estimate
+    assert f"~{CPU_TOKENS_PER_S} tokens/s" in estimate
+    assert "3/3" in err  # the progress bar reached the end
+    evaluate(EvalConfig(n=1, **CONFIG), [Entry("concat", get_method("concat"), team)], progress=False)
+    assert capsys.readouterr().err == ""

@@ -194,3 +194,14 @@ def test_a_writing_run_without_test_counts_is_reported_by_solved_rate_and_reward
     curves = json.loads((out / "results.json").read_text())["algorithms"]["magrpo"]["curves"]
     assert [p["step"] for p in curves["reward"]] == [0, 4]
     assert (out / "curves.png").stat().st_size > 0
+
+
+def test_the_benchmark_meta_carries_the_provenance_record():
+    import llm_coop_envs
+    from benchmarks.learning.cli import bench_provenance
+    from trainers.model_cache import DEFAULT_MODEL_HUB_ID
+
+    record = bench_provenance("coop_basics-v0", BUDGET)
+    assert record["package_version"] == llm_coop_envs.__version__ and record["env"]["id"] == "coop_basics-v0"
+    assert record["model"]["id"] == DEFAULT_MODEL_HUB_ID and "gguf_sha256" in record["model"]["build"]
+    assert record["sampling"] == {"temperature": BUDGET.temperature, "top_p": BUDGET.top_p, "sample_tokens": 64}

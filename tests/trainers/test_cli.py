@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tests.trainers.conftest import build_model
-from trainers.cli import main, train_command
+from trainers.cli import before_after_table, main, train_command
 
 
 @pytest.fixture()
@@ -25,7 +25,7 @@ def test_train_command_on_coop_humaneval_with_before_after_table(tmp_path, tiny_
     ])
     assert code == 0
     out = capsys.readouterr().out
-    assert "| before training |" in out and "| after training |" in out
+    assert "| before training |" in out and "| after training |" in out and "acc (tests passed)" in out
     run = tmp_path / "cli"
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     train_rows = [r for r in rows if "reward/mean" in r]
@@ -52,3 +52,15 @@ def test_help_config_and_bad_input(capsys):
     assert train_command(["joint_mode=diagonal"]) == 2
     assert "joint_mode" in capsys.readouterr().err
     assert main(["nonsense"]) == 2
+
+
+def test_before_after_table_shows_the_share_of_tests_passed():
+    record = {"problems": 4, "before": {"reward": 0.5, "pass_rate": 0.25, "tests_passed": 0.4},
+              "after": {"reward": 1.0, "pass_rate": 0.5, "tests_passed": 0.625}}
+    lines = before_after_table(record).strip().splitlines()
+    assert lines[0] == "| agents | mean reward | pass rate | acc (tests passed) |"
+    assert lines[2] == "| before training | 0.500 | 1/4 (25%) | 40.0% |"
+    assert lines[3] == "| after training | 1.000 | 2/4 (50%) | 62.5% |"
+    for result in record["before"], record["after"]:
+        result["tests_passed"] = None  # an env without tests: no such column
+    assert "acc" not in before_after_table(record)
