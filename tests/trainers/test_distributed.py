@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from trainers.logging import read_metrics
+
 WORKER = Path(__file__).with_name("distributed_worker.py")
 DDP_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "accelerate" / "ddp_one_node.yaml"
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -86,11 +88,26 @@ def test_a_resumed_two_process_run_continues_exactly(tmp_path):
     want, got = torch.load(tmp_path / "straight" / "weights.pt"), torch.load(tmp_path / "stopped" / "weights.pt")
     _assert_same_weights(got, want, rtol=0, atol=0)
     assert [r["sums"] for r in resumed] == [r["sums"] for r in straight]
-    from trainers.logging import read_metrics
-
     metrics = read_metrics(tmp_path / "stopped" / "run")
     assert [r["step"] for r in metrics] == [1, 2, 3]  # step 3 was trimmed, then done again
     assert _without_timing(metrics) == _without_timing(read_metrics(tmp_path / "straight" / "run"))
+
+
+@pytest.mark.slow
+def test_a_two_process_checkpoint_resumes_in_one_process(tmp_path, tokenizer):
+    """DDP keeps a full replica per rank, so a checkpoint loads on any number of processes."""
+    from llm_coop_envs.core import CoopEnv
+    from tests.trainers.conftest import LetterTask, build_model, tiny_config
+    from trainers.trainer import Trainer
+
+    launch(tmp_path, "--steps", "2")
+    cfg = tiny_config(tmp_path, steps=3, resume=True, save_every=1, log_samples=1, micro_batch_size=3)
+    trainer = Trainer(cfg, env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer))
+    assert trainer.step == 2
+    _assert_same_weights({k: trainer.policies.state_dict(k) for k in trainer.policies.keys},
+                         torch.load(tmp_path / "weights.pt"), rtol=0, atol=0)
+    trainer.train()
+    assert [r["step"] for r in read_metrics(tmp_path / "run")] == [1, 2, 3]
 
 
 def test_fsdp_on_cpu_processes_is_refused_with_a_clear_error(tmp_path, monkeypatch, tiny_models):
