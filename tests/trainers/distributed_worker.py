@@ -54,12 +54,14 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=1, help="problems_per_step (per process)")
     parser.add_argument("--scripted", action="store_true")
     parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--full", action="store_true", help="full fine-tuning, one model per agent")
     args = parser.parse_args()
     torch.set_num_threads(1)
     out = Path(args.out_dir)
     tokenizer = build_tokenizer()
     cfg = tiny_config(out, run_name=args.run_name, steps=args.steps, problems_per_step=args.problems,
-                      resume=args.resume, save_every=1, log_samples=1, micro_batch_size=3)
+                      resume=args.resume, save_every=1, log_samples=1, micro_batch_size=3,
+                      **(dict(lora_r=0, policy="separate", learning_rate=1e-2) if args.full else {}))
     trainer = Trainer(cfg, env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer))
     if args.scripted:
         trainer.backend = ScriptedReplies(trainer.policies)

@@ -51,9 +51,10 @@ def _assert_same_weights(got: dict, want: dict, **tolerance) -> None:
 
 
 @pytest.mark.slow
-def test_two_ddp_processes_equal_one_process_over_the_same_global_batch(tmp_path):
-    two = launch(tmp_path / "two", "--scripted", "--steps", "3", "--problems", "1")
-    one = launch(tmp_path / "one", "--scripted", "--steps", "3", "--problems", "2", processes=1)
+@pytest.mark.parametrize("layout", [(), ("--full",)], ids=["lora_per_agent", "full_fine_tuning"])
+def test_two_ddp_processes_equal_one_process_over_the_same_global_batch(tmp_path, layout):
+    two = launch(tmp_path / "two", "--scripted", "--steps", "3", "--problems", "1", *layout)
+    one = launch(tmp_path / "one", "--scripted", "--steps", "3", "--problems", "2", *layout, processes=1)
     assert [r["world"] for r in two] == [2, 2] and one[0]["world"] == 1
     assert two[0]["modules"] == ["DistributedDataParallel"] and one[0]["modules"] != two[0]["modules"]
     assert two[0]["seeds"] + two[1]["seeds"] == one[0]["seeds"]  # each rank takes distinct problems
