@@ -104,6 +104,8 @@ class Trainer:
         register_weight_hooks(self.accelerator, self.policies)
         self.step = 0
         self._saved_step: int | None = None
+        self._interrupted: Any = lambda: False
+        self._stop_requested = False
         self.history: list[dict[str, float]] = []
         self.evaluations: list[dict[str, Any]] = []
         """One entry per held-out evaluation: its metrics row plus ``problems`` and ``task_ids``."""
@@ -124,6 +126,7 @@ class Trainer:
         progress = _progress(self.step, target, self.cfg.progress_bar and self.dist.is_main)
         try:
             with _deferred_interrupt() as interrupted:
+                self._interrupted, self._stop_requested = interrupted, False
                 if self.step == 0 and not self.evaluations:
                     self._evaluate_if_due(last=target == 0)
                 while self.step < target:
@@ -133,12 +136,14 @@ class Trainer:
                     progress.update(1)
                     progress.set_postfix(reward=f"{metrics['reward/mean']:.3f}")
                     self._evaluate_if_due(last=self.step == target)
-                    if interrupted() or (self.cfg.save_every and self.step % self.cfg.save_every == 0):
+                    stop = self._stop_requested or (self.dist.world_size == 1 and interrupted())
+                    if stop or (self.cfg.save_every and self.step % self.cfg.save_every == 0):
                         self.save()
-                    if interrupted():
+                    if stop:
                         raise KeyboardInterrupt
         finally:
             progress.close()
+            self._interrupted = lambda: False
         self.save()
         self._write_eval_summary()
         return self.history
@@ -151,8 +156,12 @@ class Trainer:
         agent_metrics = self.update(items)
         finished = time.perf_counter()
         local = {"rewards": reward_records(groups), "agents": agent_metrics,
-                 "perf": self._perf(groups, started, rolled, finished)}
-        metrics = merge_rank_metrics(self.dist.gather_objects(local))  # the step's one metrics collective
+                 "perf": self._perf(groups, started, rolled, finished), "stop": self._interrupted()}
+        per_rank = self.dist.gather_objects(local)  # the step's one collective for metrics
+        # Ranks see a Ctrl-C at different moments: all stop after the step in which any saw it, so
+        # that they save (a collective) together.
+        self._stop_requested = any(rank["stop"] for rank in per_rank)
+        metrics = merge_rank_metrics(per_rank)
         metrics["train/step"] = self.step + 1
         self._log_samples(groups)
         return metrics

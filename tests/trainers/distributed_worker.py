@@ -8,7 +8,9 @@ batch: what is compared is the update, not the sampler."""
 
 import argparse
 import json
+import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -18,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from llm_coop_envs.core import CoopEnv  # noqa: E402
 from tests.trainers.conftest import LetterTask, build_model, build_tokenizer, tiny_config  # noqa: E402
+from trainers import register_algorithm  # noqa: E402
+from trainers.algorithms.magrpo import MAGRPO  # noqa: E402
 from trainers.generation.base import Completion  # noqa: E402
 from trainers.trainer import Trainer  # noqa: E402
 
@@ -55,12 +59,25 @@ def main() -> None:
     parser.add_argument("--scripted", action="store_true")
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--full", action="store_true", help="full fine-tuning, one model per agent")
+    parser.add_argument("--ctrl-c-on-rank", type=int, default=None, help="this rank alone gets a Ctrl-C in step 1")
     args = parser.parse_args()
     torch.set_num_threads(1)
     out = Path(args.out_dir)
+
+    @register_algorithm("magrpo_ctrl_c")
+    class CtrlC(MAGRPO):
+        calls = 0
+
+        def loss(self, batch):
+            CtrlC.calls += 1
+            if CtrlC.calls == 1 and int(os.environ.get("RANK", "0")) == args.ctrl_c_on_rank:
+                signal.raise_signal(signal.SIGINT)
+            return super().loss(batch)
+
     tokenizer = build_tokenizer()
     cfg = tiny_config(out, run_name=args.run_name, steps=args.steps, problems_per_step=args.problems,
-                      resume=args.resume, save_every=1, log_samples=1, micro_batch_size=3,
+                      resume=args.resume, save_every=0 if args.ctrl_c_on_rank is not None else 1, log_samples=1,
+                      micro_batch_size=3, algo="magrpo_ctrl_c",
                       **(dict(lora_r=0, policy="separate", learning_rate=1e-2) if args.full else {}))
     trainer = Trainer(cfg, env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer))
     if args.scripted:
@@ -68,11 +85,14 @@ def main() -> None:
     seeds = [trainer.problem_seed(i) for i in range(args.problems)]
     if trainer.dist.is_main:
         torch.save({key: trainer.policies.state_dict(key) for key in trainer.policies.keys}, out / "initial.pt")
-    trainer.train()
+    try:
+        trainer.train()
+    except KeyboardInterrupt:
+        pass
     trainer.close()
     weights = {key: trainer.policies.state_dict(key) for key in trainer.policies.keys}
     sums = {key: float(sum(t.double().sum() for t in tensors.values())) for key, tensors in weights.items()}
-    view = {"rank": trainer.dist.rank, "world": trainer.dist.world_size, "seeds": seeds, "sums": sums,
+    view = {"rank": trainer.dist.rank, "step": trainer.step, "world": trainer.dist.world_size, "seeds": seeds, "sums": sums,
             "history": trainer.history,
             "modules": sorted({type(m).__name__ for m in trainer.policies.training_modules.values()})}
     (out / f"rank-{trainer.dist.rank}.json").write_text(json.dumps(view), encoding="utf-8")

@@ -111,6 +111,13 @@ def test_a_two_process_checkpoint_resumes_in_one_process(tmp_path, tokenizer):
     assert [r["step"] for r in read_metrics(tmp_path / "run")] == [1, 2, 3]
 
 
+@pytest.mark.slow
+def test_a_ctrl_c_seen_by_one_rank_stops_both_after_the_same_step(tmp_path):
+    ranks = launch(tmp_path, "--steps", "3", "--ctrl-c-on-rank", "1")
+    assert [r["step"] for r in ranks] == [1, 1]  # both finished step 1, saved together, stopped
+    assert [p.name for p in (tmp_path / "run" / "checkpoints").iterdir()] == ["step-00000001"]
+
+
 def test_fsdp_on_cpu_processes_is_refused_with_a_clear_error(tmp_path, monkeypatch, tiny_models):
     from llm_coop_envs.core import CoopEnv
     from tests.trainers.conftest import LetterTask, tiny_config
