@@ -30,6 +30,7 @@ import contextlib
 import copy
 import dataclasses
 import json
+import math
 import signal
 import threading
 import time
@@ -106,6 +107,8 @@ class Trainer:
         self._saved_step: int | None = None
         self._interrupted: Any = lambda: False
         self._stop_requested = False
+        self._poisoned = False
+        """A loss was not finite on this process in the update in flight (many processes)."""
         self.history: list[dict[str, float]] = []
         self.evaluations: list[dict[str, Any]] = []
         """One entry per held-out evaluation: its metrics row plus ``problems`` and ``task_ids``."""
@@ -208,6 +211,7 @@ class Trainer:
     # ----------------------------------------------------------------- 4: updates
     def update(self, items: Mapping[str, list[TrainItem]]) -> dict[str, float]:
         metrics: dict[str, float] = {}
+        self._poisoned = False
         cache: dict[tuple[str, int], dict[str, torch.Tensor]] = {}
         self._logp_means: dict[str, float] = {}
         for epoch in range(self.cfg.inner_epochs):
@@ -220,15 +224,27 @@ class Trainer:
                         if epoch == 0:
                             metrics.update(_item_metrics(agent, items.get(agent, [])))
                         metrics[f"agent/{agent}/loss"] = loss
-                distributed.synchronize_gradients(self.accelerator, module, self.policies, key)
                 params = list(self.policies.named_trainable(key).values())
+                if self._poisoned:
+                    for param in params:
+                        param.grad = torch.full_like(param, float("nan"))
+                distributed.synchronize_gradients(self.accelerator, module, self.policies, key)
                 norm = _clip(params, self.cfg.max_grad_norm)
+                if not math.isfinite(norm):
+                    raise FloatingPointError(self._non_finite_message(
+                        f"The gradients of {key!r} are not finite (a non-finite loss or an overflow, on some process)"
+                    ))
                 for agent in self.policies.agents_of(key):
                     metrics[f"agent/{agent}/grad_norm"] = norm
                 optimizer.step()
             self.backend.sync_weights()
         metrics.update({f"agent/{a}/logp_mean": v for a, v in self._logp_means.items()})
         return metrics
+
+    def _non_finite_message(self, what: str) -> str:
+        return (f"{what} at step {self.step + 1} (algorithm {self.cfg.algo}): training stopped before this "
+                f"update; the last checkpoint in {self.run_dir / 'checkpoints'} is intact. Lower learning_rate "
+                "or check the rewards.")
 
     def _accumulate(self, agent: str, items: list[TrainItem], epoch: int, cache: dict) -> float:
         """Backward the agent's loss over micro-batches; returns the loss value.
@@ -261,11 +277,12 @@ class Trainer:
             )
             loss = self.algorithm.loss(batch)
             if not bool(torch.isfinite(loss.detach()).all()):
-                raise FloatingPointError(
-                    f"The loss of agent {agent!r} is {float(loss.detach())} at step {self.step + 1} "
-                    f"(algorithm {cfg.algo}): training stopped before this update; the last checkpoint in "
-                    f"{self.run_dir / 'checkpoints'} is intact. Lower learning_rate or check the rewards."
-                )
+                if self.dist.world_size == 1:
+                    raise FloatingPointError(self._non_finite_message(f"The loss of agent {agent!r} is {float(loss.detach())}"))
+                # The other processes are about to all-reduce with this one: poison the gradients
+                # instead, so that every process stops at the same point (update()).
+                self._poisoned = True
+                continue
             self.accelerator.backward(loss)
             value += float(loss.detach())
             logp_sum += float((logps.detach() * mask).sum())

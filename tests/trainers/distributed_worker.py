@@ -60,24 +60,31 @@ def main() -> None:
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--full", action="store_true", help="full fine-tuning, one model per agent")
     parser.add_argument("--ctrl-c-on-rank", type=int, default=None, help="this rank alone gets a Ctrl-C in step 1")
+    parser.add_argument("--nan-on-rank", type=int, default=None, help="this rank alone has a NaN loss in step 2")
     args = parser.parse_args()
     torch.set_num_threads(1)
     out = Path(args.out_dir)
 
-    @register_algorithm("magrpo_ctrl_c")
-    class CtrlC(MAGRPO):
+    rank = int(os.environ.get("RANK", "0"))
+
+    @register_algorithm("magrpo_faults")
+    class Faults(MAGRPO):
+        """MAGRPO, with a Ctrl-C or a NaN loss on one rank when asked."""
+
         calls = 0
 
         def loss(self, batch):
-            CtrlC.calls += 1
-            if CtrlC.calls == 1 and int(os.environ.get("RANK", "0")) == args.ctrl_c_on_rank:
+            Faults.calls += 1
+            if Faults.calls == 1 and rank == args.ctrl_c_on_rank:
                 signal.raise_signal(signal.SIGINT)
+            if trainer.step == 1 and rank == args.nan_on_rank:
+                return super().loss(batch) * float("nan")
             return super().loss(batch)
 
     tokenizer = build_tokenizer()
     cfg = tiny_config(out, run_name=args.run_name, steps=args.steps, problems_per_step=args.problems,
                       resume=args.resume, save_every=0 if args.ctrl_c_on_rank is not None else 1, log_samples=1,
-                      micro_batch_size=3, algo="magrpo_ctrl_c",
+                      micro_batch_size=3, algo="magrpo_faults",
                       **(dict(lora_r=0, policy="separate", learning_rate=1e-2) if args.full else {}))
     trainer = Trainer(cfg, env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer))
     if args.scripted:
@@ -85,14 +92,17 @@ def main() -> None:
     seeds = [trainer.problem_seed(i) for i in range(args.problems)]
     if trainer.dist.is_main:
         torch.save({key: trainer.policies.state_dict(key) for key in trainer.policies.keys}, out / "initial.pt")
+    error = None
     try:
         trainer.train()
     except KeyboardInterrupt:
         pass
+    except FloatingPointError as raised:
+        error = str(raised)
     trainer.close()
     weights = {key: trainer.policies.state_dict(key) for key in trainer.policies.keys}
     sums = {key: float(sum(t.double().sum() for t in tensors.values())) for key, tensors in weights.items()}
-    view = {"rank": trainer.dist.rank, "step": trainer.step, "world": trainer.dist.world_size, "seeds": seeds, "sums": sums,
+    view = {"rank": trainer.dist.rank, "step": trainer.step, "error": error, "world": trainer.dist.world_size, "seeds": seeds, "sums": sums,
             "history": trainer.history,
             "modules": sorted({type(m).__name__ for m in trainer.policies.training_modules.values()})}
     (out / f"rank-{trainer.dist.rank}.json").write_text(json.dumps(view), encoding="utf-8")

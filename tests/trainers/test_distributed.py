@@ -118,6 +118,15 @@ def test_a_ctrl_c_seen_by_one_rank_stops_both_after_the_same_step(tmp_path):
     assert [p.name for p in (tmp_path / "run" / "checkpoints").iterdir()] == ["step-00000001"]
 
 
+@pytest.mark.slow
+def test_a_nan_loss_on_one_rank_stops_both_before_the_update(tmp_path):
+    ranks = launch(tmp_path, "--steps", "3", "--nan-on-rank", "0")
+    assert [r["step"] for r in ranks] == [1, 1]  # no hang: both stopped in step 2
+    assert all("not finite" in r["error"] and "step 2" in r["error"] for r in ranks)
+    assert ranks[0]["sums"] == ranks[1]["sums"]  # and neither applied a partial update
+    assert [p.name for p in (tmp_path / "run" / "checkpoints").iterdir()] == ["step-00000001"]
+
+
 def test_fsdp_on_cpu_processes_is_refused_with_a_clear_error(tmp_path, monkeypatch, tiny_models):
     from llm_coop_envs.core import CoopEnv
     from tests.trainers.conftest import LetterTask, tiny_config
