@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -66,6 +67,17 @@ def make_accelerator(device: str):
     ddp = DistributedDataParallelKwargs(broadcast_buffers=False)
     accelerator = Accelerator(cpu=cpu, kwargs_handlers=[ddp])
     check_engine(accelerator)
+    if accelerator.mixed_precision != "no":
+        # The trainer sets its precision itself (train_dtype, generation_dtype: autocast, fp32 weights).
+        # Accelerate's would wrap every forward of the prepared models, generation included, in its
+        # own autocast (and, for fp16, a loss scaler the trainer's clipping does not know). It stays
+        # off, also when this process's Accelerate state was set up earlier with another precision
+        # (by another library's trainer, say): that state cannot be changed once made.
+        warnings.warn(
+            f"Accelerate's mixed precision {accelerator.mixed_precision!r} is not used by this trainer: "
+            "set train_dtype and generation_dtype (e.g. bfloat16) instead.", stacklevel=3,
+        )
+        accelerator.native_amp, accelerator.scaler = False, None
     return accelerator
 
 

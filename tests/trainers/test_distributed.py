@@ -135,3 +135,25 @@ def test_fsdp_on_cpu_processes_is_refused_with_a_clear_error(tmp_path, monkeypat
     monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
     with pytest.raises(NotImplementedError, match="FSDP or DeepSpeed was requested.*never on CPU"):
         Trainer(tiny_config(tmp_path), env=CoopEnv(LetterTask()), models=tiny_models)
+
+
+def test_accelerates_mixed_precision_is_left_to_the_trainers_own_dtypes(tmp_path):
+    """A launch (or an earlier trainer in the process) that set Accelerate to bf16 does not put an
+    autocast around the trainer's models: train_dtype and generation_dtype decide."""
+    script = (
+        "import warnings, sys; sys.path.insert(0, '.')\n"
+        "from llm_coop_envs.core import CoopEnv\n"
+        "from tests.trainers.conftest import LetterTask, build_model, build_tokenizer, tiny_config\n"
+        "from trainers.trainer import Trainer\n"
+        "t = build_tokenizer()\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    trainer = Trainer(tiny_config({str(tmp_path)!r}), env=CoopEnv(LetterTask()), models=(build_model(t), t))\n"
+        "assert any('train_dtype' in str(w.message) for w in seen)\n"
+        "assert not any(hasattr(s.model, '_original_forward') for s in trainer.policies.slots.values())\n"
+        "print('OK')\n"
+    )
+    env = {**ENV, "ACCELERATE_MIXED_PRECISION": "bf16"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240, env=env,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0 and done.stdout.strip().endswith("OK"), done.stderr[-3000:]
