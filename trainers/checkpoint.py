@@ -1,58 +1,90 @@
-"""Checkpoints: trained weights per agent, optimizers, RNG states and the step, written atomically.
+"""Checkpoints through Accelerate's state saving, written atomically.
 
 Layout of ``<run>/checkpoints/step-00000004/``::
 
-    weights/<key>.safetensors   LoRA matrices of an agent's adapter (or full weights)
-    optimizers.pt               one AdamW state per key
-    rng.pt                      Python, NumPy and torch generators, one set per rank (a list)
-    state.json                  step and the config that produced it
+    weights/<key>.safetensors    trained tensors of each key: LoRA matrices of an agent's adapter (or full weights)
+    optimizer.bin, optimizer_1.bin, ...   one AdamW state per key, in the order of ``state.json`` "keys"
+    random_states_<rank>.pkl     each rank's Python, NumPy and torch (and CUDA) generators
+    state.json                   step, keys, number of processes, and the config that produced it
 
-A checkpoint is first written to a ``.partial`` folder, flushed to disk, and renamed into place, so a
-crash (even SIGKILL) mid-write never leaves something that looks complete; the trainer writes one only
-between steps. Restoring weights, optimizers and RNG makes a resumed
-run repeat exactly what an uninterrupted one does (2 + 2 steps = 4 steps).
+``Accelerator.save_state`` writes the optimizers and every rank's generators; its model files are
+replaced by ``weights/<key>.safetensors`` (hooks registered by :func:`register_weight_hooks`): a
+LoRA run saves its adapters, never the frozen base model once per agent. Every rank writes into a
+``.partial`` folder; the first rank flushes it to disk and renames it into place, so a crash (even
+SIGKILL) mid-write never leaves something that looks complete; the trainer writes one only between
+steps. Restoring weights, optimizers and each rank's generators makes a resumed run repeat exactly
+what an uninterrupted one does (2 + 2 steps = 4 steps).
+
+Resuming on a different number of processes works (DDP keeps a full replica on every rank): the
+weights and optimizers load anywhere; a rank that has no saved generators starts from its seed, and
+the problems of each step depend on the number of processes, so such a run continues correctly but
+does not repeat any uninterrupted run.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 CHECKPOINTS = "checkpoints"
 PREFIX = "step-"
+WEIGHTS = "weights"
 
 
-def save_checkpoint(
-    run_dir: Path, step: int, weights: Mapping[str, Mapping[str, torch.Tensor]],
-    optimizers: Mapping[str, torch.optim.Optimizer], state: Mapping[str, Any], keep: int = 2,
-    rng_per_rank: list[Any] | None = None,
-) -> Path:
-    """Write ``step``'s checkpoint atomically; ``rng_per_rank`` (default: this process's) is each rank's RNG state."""
-    from safetensors.torch import save_file
+def register_weight_hooks(accelerator: Any, policies: Any) -> None:
+    """Make ``save_state``/``load_state`` write and read each key's trained tensors (not whole models)."""
 
+    def save_weights(models: list, weights: list, output_dir: str) -> None:
+        weights.clear()  # Accelerate would write every prepared model's full state dict
+        if accelerator.is_main_process:
+            save_weights_folder(Path(output_dir), {key: policies.state_dict(key) for key in policies.keys})
+
+    def load_weights(models: list, input_dir: str) -> None:
+        models.clear()  # loaded here instead
+        for key, tensors in read_weights(Path(input_dir)).items():
+            policies.load_state_dict(key, tensors)
+
+    accelerator.register_save_state_pre_hook(save_weights)
+    accelerator.register_load_state_pre_hook(load_weights)
+
+
+def save_checkpoint(accelerator: Any, run_dir: Path, step: int, state: Mapping[str, Any], keep: int = 2) -> Path:
+    """Write ``step``'s checkpoint (every rank calls this; returns when it is in place)."""
     root = Path(run_dir) / CHECKPOINTS
     final = root / f"{PREFIX}{step:08d}"
     partial = root / f"{final.name}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    (partial / "weights").mkdir(parents=True)
-    for key, tensors in weights.items():
-        save_file({k: v.contiguous() for k, v in tensors.items()}, str(partial / "weights" / f"{key}.safetensors"))
-    torch.save({key: opt.state_dict() for key, opt in optimizers.items()}, partial / "optimizers.pt")
-    torch.save(rng_per_rank if rng_per_rank is not None else [rng_state()], partial / "rng.pt")
-    (partial / "state.json").write_text(json.dumps({"step": step, **state}, indent=2, default=str), encoding="utf-8")
-    _sync(partial)
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(partial, final)
-    _prune(root, keep)
+    if accelerator.is_main_process:
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(partial))
+    accelerator.wait_for_everyone()  # every rank's generators are written
+    if accelerator.is_main_process:
+        record = {"step": step, "num_processes": accelerator.num_processes, **state}
+        (partial / "state.json").write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+        _sync(partial)
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(partial, final)
+        _prune(root, keep)
+    accelerator.wait_for_everyone()
     return final
+
+
+def restore_checkpoint(accelerator: Any, path: Path, keys: list[str]) -> dict[str, Any]:
+    """Load weights, optimizers (one per key of ``keys``, in that order) and this rank's generators
+    from ``path``; returns its ``state.json``."""
+    path = Path(path)
+    state = json.loads((path / "state.json").read_text(encoding="utf-8"))
+    if state.get("keys", keys) != keys:
+        raise ValueError(f"The checkpoint {path} trained the weights of {state['keys']}; this run trains {keys}.")
+    accelerator.load_state(str(path))
+    return state
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
@@ -64,34 +96,24 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
-    """``{"step", "state", "weights": {key: tensors}, "optimizers": {key: state_dict}, "rng"}``."""
+    """The trained tensors of a checkpoint without an Accelerator: ``{"step", "state", "weights": {key: tensors}}``."""
+    path = Path(path)
+    state = json.loads((path / "state.json").read_text(encoding="utf-8"))
+    return {"step": int(state["step"]), "state": state, "weights": read_weights(path)}
+
+
+def save_weights_folder(folder: Path, weights: Mapping[str, Mapping[str, torch.Tensor]]) -> None:
+    from safetensors.torch import save_file
+
+    (folder / WEIGHTS).mkdir(parents=True, exist_ok=True)
+    for key, tensors in weights.items():
+        save_file({k: v.contiguous() for k, v in tensors.items()}, str(folder / WEIGHTS / f"{key}.safetensors"))
+
+
+def read_weights(folder: Path) -> dict[str, dict[str, torch.Tensor]]:
     from safetensors.torch import load_file
 
-    path = Path(path)
-    weights = {p.stem: load_file(str(p)) for p in sorted((path / "weights").glob("*.safetensors"))}
-    state = json.loads((path / "state.json").read_text(encoding="utf-8"))
-    return {
-        "step": int(state["step"]),
-        "state": state,
-        "weights": weights,
-        "optimizers": torch.load(path / "optimizers.pt", weights_only=False),
-        "rng": torch.load(path / "rng.pt", weights_only=False),
-    }
-
-
-def rng_state() -> dict[str, Any]:
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def set_rng_state(state: Mapping[str, Any]) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+    return {p.stem: load_file(str(p)) for p in sorted((folder / WEIGHTS).glob("*.safetensors"))}
 
 
 def _sync(folder: Path) -> None:

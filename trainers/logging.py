@@ -6,7 +6,8 @@ Metric names are namespaced (documented in docs/training.md):
   ``reward/<component>`` (mean of each named reward component);
 * ``agent/<name>/loss``, ``agent/<name>/advantage_abs_mean``, ``agent/<name>/reply_tokens``, ``agent/<name>/logp_mean``,
   ``agent/<name>/grad_norm``;
-* ``perf/rollout_s``, ``perf/update_s``, ``perf/step_s``, ``perf/generated_tokens``, ``perf/tokens_per_s``;
+* ``perf/rollout_s``, ``perf/update_s``, ``perf/step_s``, ``perf/generated_tokens``, ``perf/tokens_per_s``,
+  ``perf/problems_per_s`` (over all processes: the slowest one's times);
 * ``train/step``, ``train/groups``, ``train/joint_samples``, ``train/flat_groups`` (all siblings equal);
 * ``eval/reward``, ``eval/pass_rate``, ``eval/tests_passed``, ``eval/coop_rate`` (rows of held-out evaluations).
 

@@ -55,6 +55,9 @@ class Policies:
         self.device = device
         self.train_dtype = train_dtype
         self._references: dict[str, torch.nn.Module] = {}
+        self.training_modules: dict[str, torch.nn.Module] = {}
+        """Per key, the module the loss pass runs through (a DDP wrapper of the slot's model when the
+        trainer runs many processes); generation and reference passes use the bare model."""
         self._prompt_cache: dict[tuple[int, str], tuple[int, ...]] = {}
 
     # ----------------------------------------------------------------- structure
@@ -104,10 +107,11 @@ class Policies:
         (:mod:`trainers.generation.distribution`); ``None`` scores the plain softmax. LoRA dropout, when
         configured, is active during this pass (the rest of the model stays in eval mode)."""
         slot = self.activate(agent)
+        model = self.training_modules.get(slot.key, slot.model)
         with _lora_dropout_active(slot.model), torch.autocast(
             self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"
         ):
-            return completion_logprobs(slot.model, slot.tokenizer, prompts, completions, self.device, sampling)
+            return completion_logprobs(model, slot.tokenizer, prompts, completions, self.device, sampling)
 
     @torch.no_grad()
     def reference_logprobs(

@@ -12,9 +12,11 @@ One step:
    branch into trees, returns are discounted up the tree;
 3. the algorithm turns each sibling group into advantages;
 4. per agent: token log-probs of its own replies under its own observation, the algorithm's loss,
-   backward (micro-batched), gradient all-reduce across processes, clip, AdamW step;
-5. metrics, transcripts, held-out evaluations (``eval_problems``: at step 0, every ``eval_every``
-   steps, after the last step) and (every ``save_every`` steps and at the end) a checkpoint.
+   backward (micro-batched), one bucketed gradient all-reduce across processes (DDP through
+   Accelerate, :mod:`trainers.distributed`), clip, AdamW step;
+5. metrics (reduced across processes once per step), transcripts, held-out evaluations
+   (``eval_problems``: at step 0, every ``eval_every`` steps, after the last step) and (every
+   ``save_every`` steps and at the end) a checkpoint.
 
 A checkpoint is written only between steps, so it always holds a whole step: all agents' weights and
 optimizers, the step counter and every rank's RNG states. Ctrl-C finishes the step in flight, saves and
@@ -28,6 +30,7 @@ import contextlib
 import copy
 import dataclasses
 import json
+import math
 import signal
 import threading
 import time
@@ -39,11 +42,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from trainers import distributed
 from trainers.algorithms.base import (
     Advantage, Algorithm, LossBatch, advantage_table, advantage_tensor, algorithm_metrics, call_hook, declared,
 )
 from trainers.algorithms.options import build_algorithm, loss_options
-from trainers.checkpoint import latest_checkpoint, load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from trainers.checkpoint import latest_checkpoint, register_weight_hooks, restore_checkpoint, save_checkpoint
 from trainers.config import TrainConfig
 from trainers.distributed import Distributed
 from trainers.evaluate import EvalResult, evaluate, make_eval_env
@@ -92,7 +96,8 @@ class Trainer:
         eval_env: Any = None,
     ) -> None:
         self.cfg = cfg
-        self.dist = Distributed.from_env()
+        self.accelerator = distributed.make_accelerator(cfg.device)
+        self.dist = Distributed.of(self.accelerator)
         self.run_dir = prepare_run_folder(
             cfg.run_dir, cfg.run_name, cfg.algo, resume=cfg.resume, overwrite=cfg.overwrite, clear=self.dist.is_main
         )
@@ -102,16 +107,24 @@ class Trainer:
         self.algorithm = algorithm if algorithm is not None else build_algorithm(cfg)
         self.loss_options = loss_options(self.algorithm, cfg)
         _check_single_agent(self.algorithm, self.agents, cfg)
-        self.policies = build_policies(self.agents, cfg, models, keep_reference=self.loss_options.kl_coef > 0)
+        device = self.accelerator.device if cfg.device == "auto" else None
+        self.policies = build_policies(self.agents, cfg, models, device=device,
+                                       keep_reference=self.loss_options.kl_coef > 0)
         self.backend = make_backend(cfg.backend, self.policies, dtype=cfg.generation_dtype)
-        self.optimizers = {
+        optimizers = {
             key: torch.optim.AdamW(
                 list(self.policies.named_trainable(key).values()), lr=cfg.learning_rate, weight_decay=cfg.weight_decay
             )
             for key in self.policies.keys
         }
+        self.policies.training_modules, self.optimizers = distributed.prepare(self.accelerator, self.policies, optimizers)
+        register_weight_hooks(self.accelerator, self.policies)
         self.step = 0
         self._saved_step: int | None = None
+        self._interrupted: Any = lambda: False
+        self._stop_requested = False
+        self._poisoned = False
+        """A loss was not finite on this process in the update in flight (many processes)."""
         self.history: list[dict[str, float]] = []
         self.evaluations: list[dict[str, Any]] = []
         """One entry per held-out evaluation: its metrics row plus ``problems`` and ``task_ids``."""
@@ -132,6 +145,7 @@ class Trainer:
         progress = _progress(self.step, target, self.cfg.progress_bar and self.dist.is_main)
         try:
             with _deferred_interrupt() as interrupted:
+                self._interrupted, self._stop_requested = interrupted, False
                 if self.step == 0 and not self.evaluations:
                     self._evaluate_if_due(last=target == 0)
                 while self.step < target:
@@ -141,12 +155,14 @@ class Trainer:
                     progress.update(1)
                     progress.set_postfix(reward=f"{metrics['reward/mean']:.3f}")
                     self._evaluate_if_due(last=self.step == target)
-                    if interrupted() or (self.cfg.save_every and self.step % self.cfg.save_every == 0):
+                    stop = self._stop_requested or (self.dist.world_size == 1 and interrupted())
+                    if stop or (self.cfg.save_every and self.step % self.cfg.save_every == 0):
                         self.save()
-                    if interrupted():
+                    if stop:
                         raise KeyboardInterrupt
         finally:
             progress.close()
+            self._interrupted = lambda: False
         self.save()
         self._write_eval_summary()
         return self.history
@@ -159,7 +175,13 @@ class Trainer:
         items = self.training_items(groups)
         agent_metrics = self.update(items)
         finished = time.perf_counter()
-        metrics = {**reward_metrics(groups), **agent_metrics, **self._perf(groups, started, rolled, finished)}
+        local = {"rewards": reward_records(groups), "agents": agent_metrics,
+                 "perf": self._perf(groups, started, rolled, finished), "stop": self._interrupted()}
+        per_rank = self.dist.gather_objects(local)  # the step's one collective for metrics
+        # Ranks see a Ctrl-C at different moments: all stop after the step in which any saw it, so
+        # that they save (a collective) together.
+        self._stop_requested = any(rank["stop"] for rank in per_rank)
+        metrics = merge_rank_metrics(per_rank)
         metrics["train/step"] = self.step + 1
         call_hook(self.algorithm, "on_step_end", self.step + 1, metrics)
         metrics.update(algorithm_metrics(self.algorithm))
@@ -208,25 +230,40 @@ class Trainer:
     # ----------------------------------------------------------------- 4: updates
     def update(self, items: Mapping[str, list[TrainItem]]) -> dict[str, float]:
         metrics: dict[str, float] = {}
+        self._poisoned = False
         cache: dict[tuple[str, int], dict[str, torch.Tensor]] = {}
         self._logp_means: dict[str, float] = {}
         for epoch in range(self.cfg.inner_epochs):
             for key, optimizer in self.optimizers.items():
                 optimizer.zero_grad(set_to_none=True)
-                for agent in self.policies.agents_of(key):
-                    loss = self._accumulate(agent, items.get(agent, []), epoch, cache)
-                    if epoch == 0:
-                        metrics.update(_item_metrics(agent, items.get(agent, [])))
-                    metrics[f"agent/{agent}/loss"] = loss
+                module = self.policies.training_modules[key]
+                with distributed.local_gradients(self.accelerator, module):
+                    for agent in self.policies.agents_of(key):
+                        loss = self._accumulate(agent, items.get(agent, []), epoch, cache)
+                        if epoch == 0:
+                            metrics.update(_item_metrics(agent, items.get(agent, [])))
+                        metrics[f"agent/{agent}/loss"] = loss
                 params = list(self.policies.named_trainable(key).values())
-                self.dist.average_gradients(params)
+                if self._poisoned:
+                    for param in params:
+                        param.grad = torch.full_like(param, float("nan"))
+                distributed.synchronize_gradients(self.accelerator, module, self.policies, key)
                 norm = _clip(params, self.cfg.max_grad_norm)
+                if not math.isfinite(norm):
+                    raise FloatingPointError(self._non_finite_message(
+                        f"The gradients of {key!r} are not finite (a non-finite loss or an overflow, on some process)"
+                    ))
                 for agent in self.policies.agents_of(key):
                     metrics[f"agent/{agent}/grad_norm"] = norm
                 optimizer.step()
             self.backend.sync_weights()
         metrics.update({f"agent/{a}/logp_mean": v for a, v in self._logp_means.items()})
         return metrics
+
+    def _non_finite_message(self, what: str) -> str:
+        return (f"{what} at step {self.step + 1} (algorithm {self.cfg.algo}): training stopped before this "
+                f"update; the last checkpoint in {self.run_dir / 'checkpoints'} is intact. Lower learning_rate "
+                "or check the rewards.")
 
     def _accumulate(self, agent: str, items: list[TrainItem], epoch: int, cache: dict) -> float:
         """Backward the agent's loss over micro-batches; returns the loss value.
@@ -259,12 +296,13 @@ class Trainer:
             )
             loss = self.algorithm.loss(batch)
             if not bool(torch.isfinite(loss.detach()).all()):
-                raise FloatingPointError(
-                    f"The loss of agent {agent!r} is {float(loss.detach())} at step {self.step + 1} "
-                    f"(algorithm {cfg.algo}): training stopped before this update; the last checkpoint in "
-                    f"{self.run_dir / 'checkpoints'} is intact. Lower learning_rate or check the rewards."
-                )
-            loss.backward()
+                if self.dist.world_size == 1:
+                    raise FloatingPointError(self._non_finite_message(f"The loss of agent {agent!r} is {float(loss.detach())}"))
+                # The other processes are about to all-reduce with this one: poison the gradients
+                # instead, so that every process stops at the same point (update()).
+                self._poisoned = True
+                continue
+            self.accelerator.backward(loss)
             value += float(loss.detach())
             logp_sum += float((logps.detach() * mask).sum())
             token_count += float(mask.sum())
@@ -297,35 +335,25 @@ class Trainer:
         rollout_s = rolled - started
         return {
             "perf/rollout_s": rollout_s, "perf/update_s": finished - rolled, "perf/step_s": finished - started,
-            "perf/generated_tokens": tokens, "perf/tokens_per_s": tokens / max(rollout_s, 1e-9),
+            "perf/generated_tokens": tokens, "perf/problems": self.cfg.problems_per_step,
         }
 
     def save(self) -> Path | None:
-        """Checkpoint the state between two steps (called by every rank; the first rank writes)."""
-        # every rank's generators go into the checkpoint (gathered, not only the first rank's)
-        rngs = self.dist.gather_objects(rng_state())
-        if not self.dist.is_main or self._saved_step == self.step:
+        """Checkpoint the state between two steps (called by every rank: each writes its own generators)."""
+        if self._saved_step == self.step:
             return None
         self._saved_step = self.step
-        weights = {key: self.policies.state_dict(key) for key in self.policies.keys}
-        return save_checkpoint(
-            self.run_dir, self.step, weights, self.optimizers,
-            {"config": self.cfg.to_dict(), "provenance": config_provenance(self.cfg)}, self.cfg.keep_checkpoints,
-            rng_per_rank=rngs,
-        )
+        state = {"keys": list(self.optimizers), "config": self.cfg.to_dict(), "provenance": config_provenance(self.cfg)}
+        path = save_checkpoint(self.accelerator, self.run_dir, self.step, state, self.cfg.keep_checkpoints)
+        return path if self.dist.is_main else None
 
     def resume(self, path: Path | None = None) -> bool:
         """Load the latest checkpoint of this run (or ``path``); False when there is none."""
         path = path or latest_checkpoint(self.run_dir)
         if path is None:
             return False
-        saved = load_checkpoint(path)
-        for key in self.policies.keys:
-            self.policies.load_state_dict(key, saved["weights"][key])
-            self.optimizers[key].load_state_dict(saved["optimizers"][key])
-        rngs = saved["rng"]
-        set_rng_state(rngs[self.dist.rank] if isinstance(rngs, list) else rngs)
-        self.step = self._saved_step = saved["step"]
+        state = restore_checkpoint(self.accelerator, path, list(self.optimizers))
+        self.step = self._saved_step = int(state["step"])
         self.backend.sync_weights()
         return True
 
@@ -406,25 +434,60 @@ class Trainer:
 # ---------------------------------------------------------------------------- helpers
 def reward_metrics(groups: Sequence[Group]) -> dict[str, float]:
     """``reward/*`` over the first-turn samples (what one episode start earns) and all returns."""
+    return metrics_from_records(reward_records(groups))
+
+
+def reward_records(groups: Sequence[Group]) -> dict[str, Any]:
+    """What ``reward/*`` and ``train/*`` are computed from: small, so every rank can send its own."""
     first = [s for g in groups if g.depth == 0 for s in g.samples]
-    rewards = np.array([s.reward for s in first]) if first else np.zeros(1)
-    metrics = {
-        "reward/mean": float(rewards.mean()), "reward/std": float(rewards.std()), "reward/max": float(rewards.max()),
-        "reward/solved_rate": float(np.mean([s.solved for s in first])) if first else 0.0,
-        "reward/return_mean": float(np.mean([s.return_ for s in first])) if first else 0.0,
+    return {
+        "first": [(s.reward, s.solved, s.return_, dict(s.components), dict(s.agent_rewards)) for s in first],
         "train/groups": len(groups), "train/joint_samples": sum(len(g.samples) for g in groups),
         "train/flat_groups": sum(float(np.ptp(g.returns) == 0) for g in groups),
     }
+
+
+def metrics_from_records(records: Mapping[str, Any]) -> dict[str, float]:
+    first = records["first"]
+    rewards = np.array([r[0] for r in first]) if first else np.zeros(1)
+    metrics = {
+        "reward/mean": float(rewards.mean()), "reward/std": float(rewards.std()), "reward/max": float(rewards.max()),
+        "reward/solved_rate": float(np.mean([r[1] for r in first])) if first else 0.0,
+        "reward/return_mean": float(np.mean([r[2] for r in first])) if first else 0.0,
+        **{name: records[name] for name in ("train/groups", "train/joint_samples", "train/flat_groups")},
+    }
     components: dict[str, list[float]] = defaultdict(list)
     own: dict[str, list[float]] = defaultdict(list)
-    for sample in first:
-        for name, value in sample.components.items():
+    for *_, parts, agent_rewards in first:
+        for name, value in parts.items():
             components[name].append(value)
-        for agent, value in sample.agent_rewards.items():
+        for agent, value in agent_rewards.items():
             own[agent].append(value)
     metrics.update({f"reward/{name}": float(np.mean(v)) for name, v in components.items()})
     metrics.update({f"agent/{agent}/reward": float(np.mean(v)) for agent, v in own.items()})
     return metrics
+
+
+def merge_rank_metrics(per_rank: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """One step's metrics over every rank: ``reward/*`` and ``train/*`` over all ranks' samples (as if
+    one process had rolled them all out); ``agent/*`` the mean of the ranks' values (the gradient is
+    the mean of the ranks' gradients; grad norms are taken after the all-reduce, so they agree);
+    ``perf/*`` the slowest rank's times and the sum of tokens and problems."""
+    records = {
+        "first": [r for rank in per_rank for r in rank["rewards"]["first"]],
+        **{name: sum(rank["rewards"][name] for rank in per_rank)
+           for name in ("train/groups", "train/joint_samples", "train/flat_groups")},
+    }
+    agents: dict[str, list[float]] = defaultdict(list)
+    for rank in per_rank:
+        for name, value in rank["agents"].items():
+            agents[name].append(value)
+    perf = {name: max(rank["perf"][name] for rank in per_rank) for name in ("perf/rollout_s", "perf/update_s", "perf/step_s")}
+    for name in ("perf/generated_tokens", "perf/problems"):
+        perf[name] = sum(rank["perf"][name] for rank in per_rank)
+    perf["perf/tokens_per_s"] = perf["perf/generated_tokens"] / max(perf["perf/rollout_s"], 1e-9)
+    perf["perf/problems_per_s"] = perf.pop("perf/problems") / max(perf["perf/step_s"], 1e-9)
+    return {**metrics_from_records(records), **{k: float(np.mean(v)) for k, v in agents.items()}, **perf}
 
 
 def reply_weights(positions: Sequence[tuple[int, int]]) -> list[float]:
