@@ -44,7 +44,7 @@ from trainers.checkpoint import latest_checkpoint, load_checkpoint, rng_state, s
 from trainers.config import TrainConfig
 from trainers.distributed import Distributed
 from trainers.evaluate import EvalResult, evaluate, make_eval_env
-from trainers.generation import GenerationRequest, make_backend
+from trainers.generation import GenerationRequest, backend_from_config
 from trainers.logging import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_jsonl, read_metrics
 from trainers.policy import build_policies
 from trainers.rollout import Group, grow_trees, root_node
@@ -88,7 +88,7 @@ class Trainer:
         self.algorithm = algorithm if algorithm is not None else get_algorithm(cfg.algo, **cfg.algo_kwargs)
         _check_single_agent(self.algorithm, self.agents, cfg)
         self.policies = build_policies(self.agents, cfg, models)
-        self.backend = make_backend(cfg.backend, self.policies, dtype=cfg.generation_dtype)
+        self.backend = backend_from_config(cfg, self.policies)
         self.optimizers = {
             key: torch.optim.AdamW(
                 list(self.policies.named_trainable(key).values()), lr=cfg.learning_rate, weight_decay=cfg.weight_decay
