@@ -57,7 +57,8 @@ def _requests(n=3, sampling=SAMPLING):
 def _served_equals_model(engine_tensors, policies, key):
     """The tensors vLLM loaded are the trained ones (peft drops the adapter name when it saves)."""
     adapter = policies.slot_of_key(key).adapter
-    current = {re.sub(rf"\.{re.escape(adapter)}(?=\.)", "", n): p.detach() for n, p in policies.named_trainable(key).items()}
+    trained = policies.named_trainable(key).items()
+    current = {re.sub(rf"\.{re.escape(adapter)}(?=\.)", "", name): p.detach() for name, p in trained}
     assert set(engine_tensors) == set(current)
     return all(torch.equal(engine_tensors[n], current[n]) for n in current)
 
@@ -126,7 +127,8 @@ def test_update_resaves_adapters_under_new_ids_and_removes_old_folders(tmp_path,
         assert not old[key].path.exists() and new.path.is_dir()
         assert _served_equals_model(llm.loaded[new.int_id], policies, key)  # the fresh weights are served
         assert not _served_equals_model(llm.loaded[old[key].int_id], policies, key)
-    assert sorted(p.name for p in backend.adapter_folder.iterdir()) == sorted(backend.served(k).name for k in policies.keys)
+    served = sorted(backend.served(key).name for key in policies.keys)
+    assert sorted(p.name for p in backend.adapter_folder.iterdir()) == served
     assert [[c.completion_ids for c in cs] for cs in before] != [[c.completion_ids for c in cs] for cs in after]
     backend.close()
     assert not backend.adapter_folder.exists()

@@ -34,8 +34,9 @@ def _backend(tmp_path, tiny_models, server, **options):
 
 def test_start_loads_one_adapter_per_agent_and_completions_name_it(tmp_path, tiny_models, server):
     backend = _backend(tmp_path, tiny_models, server)
-    assert [body["lora_name"] for body in server.calls(LOAD)] == [backend.served("helper").name, backend.served("main").name]
-    assert [body["lora_path"] for body in server.calls(LOAD)] == [str(backend.served(a).path) for a in ("helper", "main")]
+    served = [backend.served(agent) for agent in ("helper", "main")]
+    assert [body["lora_name"] for body in server.calls(LOAD)] == [adapter.name for adapter in served]
+    assert [body["lora_path"] for body in server.calls(LOAD)] == [str(adapter.path) for adapter in served]
     out = backend.generate(_requests(n=3))
     bodies = sorted(server.calls(COMPLETE), key=lambda body: body["model"] != backend.served("helper").name)
     for agent, body in zip(OBSERVATIONS, bodies):
@@ -93,6 +94,13 @@ def test_malformed_completions_are_clear_errors(tmp_path, tiny_models, server, b
     backend = _backend(tmp_path, tiny_models, server)
     server.behaviour = behaviour
     with pytest.raises(VLLMServerError, match=message):
+        backend.generate(_requests())
+
+
+def test_token_ids_outside_the_vocabulary_are_refused(tmp_path, tiny_models, server):
+    backend = _backend(tmp_path, tiny_models, server)
+    server.behaviour = "out_of_vocabulary"
+    with pytest.raises(RuntimeError, match="outside helper's vocabulary"):
         backend.generate(_requests())
 
 

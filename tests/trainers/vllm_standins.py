@@ -99,7 +99,9 @@ def fake_vllm_modules() -> dict[str, types.ModuleType]:
                 if params.logprobs is not None:
                     logprobs = [{t: types.SimpleNamespace(logprob=standin_logprob(k))} for k, t in enumerate(tokens)]
                 text = " ".join(map(str, tokens))
-                outputs.append(types.SimpleNamespace(text=text, token_ids=tokens, logprobs=logprobs, finish_reason=finish))
+                outputs.append(
+                    types.SimpleNamespace(text=text, token_ids=tokens, logprobs=logprobs, finish_reason=finish)
+                )
             return types.SimpleNamespace(prompt_token_ids=prompt, outputs=outputs)
 
     vllm.LLM, vllm.SamplingParams, request.LoRARequest = LLM, SamplingParams, LoRARequest
@@ -112,7 +114,8 @@ class StandInServer(ThreadingHTTPServer):
     """``vllm serve --enable-lora`` with runtime LoRA updating, on a free local port, in a thread.
 
     ``behaviour`` makes it misbehave: ``ok``, ``hang`` (answer completions only after ``release``),
-    ``not_json``, ``no_choices``, ``bad_tokens`` or ``no_runtime_lora`` (404 on the LoRA endpoints)."""
+    ``not_json``, ``no_choices``, ``bad_tokens``, ``out_of_vocabulary`` or ``no_runtime_lora`` (404 on the
+    LoRA endpoints)."""
 
     daemon_threads = True
 
@@ -198,6 +201,8 @@ class _Handler(BaseHTTPRequestHandler):
         choices = []
         for index in range(body["n"]):
             tokens, finish = standin_tokens(body["prompt"], weights, index, body["max_tokens"])
+            if behaviour == "out_of_vocabulary":
+                tokens = [t + 100_000 for t in tokens]
             names = [f"token_id:{t}" if behaviour != "bad_tokens" else "Ġword" for t in tokens]
             logprobs = {"tokens": names, "token_logprobs": [standin_logprob(k) for k in range(len(tokens))],
                         "top_logprobs": [{} for _ in tokens], "text_offset": list(range(len(tokens)))}

@@ -128,7 +128,18 @@ class VLLMBackend:
         outputs = self.engine.generate(jobs)
         if len(outputs) != len(jobs):
             raise RuntimeError(f"vLLM answered {len(outputs)} of {len(jobs)} requests.")
+        for request, samples in zip(requests, outputs):
+            self._check_vocabulary(request.agent, samples)
         return [[_completion(job, sample) for sample in samples] for job, samples in zip(jobs, outputs)]
+
+    def _check_vocabulary(self, agent: str, samples: Sequence[Sample]) -> None:
+        """Token ids the model cannot embed would only fail later, deep in the loss: refuse them here."""
+        vocabulary = self.policies.slots[agent].model.get_input_embeddings().num_embeddings
+        for sample in samples:
+            bad = [t for t in sample.token_ids if not 0 <= t < vocabulary]
+            if bad:
+                raise RuntimeError(f"vLLM returned token ids {bad[:5]} outside {agent}'s vocabulary of {vocabulary}: "
+                                   "is it serving another base model than the trainer's?")
 
     def close(self) -> None:
         """Unload the adapters, stop the engine and remove the adapter folders."""
@@ -145,7 +156,8 @@ def served_base_model(policies: Policies) -> str:
     for key in policies.keys:
         slot = policies.slot_of_key(key)
         if slot.adapter is None:
-            raise ValueError("backend=vllm serves LoRA adapters; full fine-tuning (lora_r=0) needs backend=transformers.")
+            raise ValueError("backend=vllm serves LoRA adapters; full fine-tuning (lora_r=0) needs "
+                             "backend=transformers.")
         names.add(slot.model.get_base_model().config.name_or_path)
     if len(names) != 1:
         raise ValueError(f"backend=vllm serves one base model, but the agents use {sorted(names)}: "
@@ -159,7 +171,8 @@ def served_base_model(policies: Policies) -> str:
 
 def max_lora_rank(policies: Policies) -> int:
     """The smallest ``max_lora_rank`` vLLM accepts that holds every adapter's rank."""
-    rank = max(policies.slot_of_key(k).model.peft_config[policies.slot_of_key(k).adapter].r for k in policies.keys)
+    slots = [policies.slot_of_key(key) for key in policies.keys]
+    rank = max(slot.model.peft_config[slot.adapter].r for slot in slots)
     fitting = [r for r in VLLM_LORA_RANKS if r >= rank]
     if not fitting:
         raise ValueError(f"LoRA rank {rank} is above vLLM's largest max_lora_rank {VLLM_LORA_RANKS[-1]}.")
@@ -192,7 +205,9 @@ def _fresh_folder(parent: str | None) -> Path:
 
 
 def _completion(job: Job, sample: Sample) -> Completion:
-    logprobs = sample.logprobs if sample.logprobs is not None and len(sample.logprobs) == len(sample.token_ids) else None
+    logprobs = sample.logprobs
+    if logprobs is not None and len(logprobs) != len(sample.token_ids):
+        logprobs = None  # a partial list would misalign with the tokens: report none
     return Completion(
         text=cut_at_stop(sample.text, job.sampling.stop), prompt_ids=job.prompt_ids,
         completion_ids=sample.token_ids, truncated=sample.finish_reason == "length", logprobs=logprobs,
