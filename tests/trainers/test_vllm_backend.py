@@ -159,6 +159,16 @@ def test_too_few_lora_slots_and_unnamed_base_are_clear_errors(tmp_path, tiny_mod
         VLLMBackend(policies)
 
 
+def test_full_fine_tuning_and_different_bases_are_refused(tmp_path, tiny_models, fake_vllm):
+    full = build_policies(("helper", "main"), tiny_config(tmp_path, policy="separate", lora_r=0), tiny_models)
+    with pytest.raises(ValueError, match="full fine-tuning"):
+        VLLMBackend(full, model="tiny-base")
+    separate = _policies(tmp_path, tiny_models, policy="separate")
+    separate.slots["main"].model.get_base_model().config.name_or_path = "another-base"
+    with pytest.raises(ValueError, match="heterogeneous agents"):
+        VLLMBackend(separate)
+
+
 def test_vllm_missing_gives_a_clear_error(tmp_path, tiny_models, monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # makes `import vllm` fail even where vLLM is installed
     with pytest.raises(ImportError, match=re.escape("llm-coop-envs[vllm]")):

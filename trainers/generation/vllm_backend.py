@@ -79,10 +79,10 @@ class VLLMBackend:
     def __init__(
         self, policies: Policies, mode: str = "colocate", url: str | None = None, dtype: str = "bfloat16",
         gpu_memory_fraction: float = 0.3, max_loras: int = 2, adapter_dir: str | None = None,
-        timeout_s: float = 300.0, model: str | None = None, engine: Engine | None = None,
+        timeout_s: float = 300.0, model: str | None = None,
     ) -> None:
         self.policies = policies
-        base = model or served_base_model(policies)
+        base = served_base_model(policies, model)
         if len(policies.keys) > max_loras:
             raise ValueError(f"{len(policies.keys)} adapters are trained but vllm_max_loras={max_loras}: "
                              f"raise vllm_max_loras so one batch can hold every agent's adapter.")
@@ -91,8 +91,8 @@ class VLLMBackend:
         self._tag = uuid.uuid4().hex[:8]  # several trainers may share one server: names must not collide
         self._ids = itertools.count(1)
         self._served: dict[str, ServedAdapter] = {}
-        self.engine = engine or _make_engine(mode, url, base, dtype, gpu_memory_fraction, max_loras,
-                                             max_lora_rank(policies), timeout_s)
+        self.engine = _make_engine(mode, url, base, dtype, gpu_memory_fraction, max_loras, max_lora_rank(policies),
+                                   timeout_s)
         self.sync_weights()
 
     @property
@@ -150,8 +150,9 @@ class VLLMBackend:
         self._cleanup()
 
 
-def served_base_model(policies: Policies) -> str:
-    """The one base model every adapter sits on (vLLM serves one base per engine)."""
+def served_base_model(policies: Policies, name: str | None = None) -> str:
+    """The one base model every adapter sits on (vLLM serves one base per engine); ``name`` overrides
+    the model's own ``name_or_path`` (e.g. a local copy of it)."""
     names = set()
     for key in policies.keys:
         slot = policies.slot_of_key(key)
@@ -162,7 +163,7 @@ def served_base_model(policies: Policies) -> str:
     if len(names) != 1:
         raise ValueError(f"backend=vllm serves one base model, but the agents use {sorted(names)}: "
                          "heterogeneous agents need backend=transformers.")
-    name = names.pop()
+    name = name or names.pop()
     if not name:
         raise ValueError("The base model has no name or path for vLLM to load (config.name_or_path is empty); "
                          "pass model=<hub id or folder>.")
