@@ -41,6 +41,8 @@ INSTALL_HINT = TRAIN_INSTALL_HINT
 # Coerce what files and the command line give (strings, ints) to the declared types; reject unknown keys.
 _STRICT_KEYS = ConfigDict(extra="forbid", coerce_numbers_to_str=True, arbitrary_types_allowed=True)
 
+VLLM_MODES = ("colocate", "server")
+
 
 class ConfigError(ValueError):
     """A configuration problem, said in one line that names the key and how to fix it."""
@@ -146,7 +148,22 @@ class TrainConfig:
     agent_sampling: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
     """Per-agent overrides of ``sampling`` fields, e.g. ``{helper: {temperature: 0.7}}``."""
     backend: str = "transformers"
-    """Generation backend: ``transformers`` (CPU/GPU) or ``vllm`` (GPU, optional extra)."""
+    """Generation backend: ``transformers`` (CPU/GPU) or ``vllm`` (GPU, optional extra; LoRA only)."""
+    # ---- vLLM generation (backend: vllm; docs/generation.md). Checked by _check_vllm_settings.
+    vllm_mode: str = "colocate"
+    """``colocate``: a vLLM engine inside the training process, on its GPU; ``server``: a running
+    ``vllm serve --enable-lora`` at ``vllm_url``, so generation and training GPUs can differ."""
+    vllm_url: str | None = None
+    """Base URL of the vLLM server in ``server`` mode, e.g. ``http://gen-node:8000``."""
+    vllm_gpu_memory_fraction: float = 0.3
+    """Share of the GPU's memory the colocated engine may take (vLLM's ``gpu_memory_utilization``)."""
+    vllm_max_loras: int = 2
+    """Adapters one vLLM batch may mix (vLLM's ``max_loras``); at least the number of trained adapters."""
+    vllm_adapter_dir: str | None = None
+    """Folder for the refreshed adapters (``None``: a temporary folder). In ``server`` mode the server
+    reads the adapters from this path, so it must see the same folder (same machine or shared disk)."""
+    vllm_timeout_s: float = 300.0
+    """Seconds to wait for one answer of the vLLM server before failing with a clear error."""
     generation_dtype: str = "float32"
     """Compute dtype for generation: ``bfloat16`` autocast pays off on GPUs and CPUs with native bf16
     (AVX512-BF16/AMX); on AVX2-only CPUs it is ~3x slower than ``float32`` (measured), hence the default."""
@@ -215,6 +232,7 @@ class TrainConfig:
         _check_choice("generation_dtype", self.generation_dtype, DTYPES)
         _check_choice("train_dtype", self.train_dtype, DTYPES)
         _check_choice("backend", self.backend, BACKENDS)
+        _check_vllm_settings(self)
         for name in ("group_size", "problems_per_step", "inner_epochs", "micro_batch_size", "env_workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
@@ -477,6 +495,25 @@ def _check_agent_sampling(agent_sampling: Mapping[str, Mapping[str, Any]]) -> No
                     f"agent_sampling.{agent} has unknown field {key!r}{_did_you_mean(str(key), valid)}; valid: {valid}."
                 )
         SamplingConfig(**overrides)  # values are checked now, not when the agent first samples
+
+
+def _check_vllm_settings(cfg: TrainConfig) -> None:
+    _check_choice("vllm_mode", cfg.vllm_mode, VLLM_MODES)
+    if cfg.vllm_mode == "server" and not cfg.vllm_url:
+        raise ValueError("vllm_mode=server needs vllm_url, the address of `vllm serve` (e.g. http://gen-node:8000).")
+    if cfg.vllm_url is not None and not str(cfg.vllm_url).startswith(("http://", "https://")):
+        raise ValueError(f"vllm_url must start with http:// or https://, got {cfg.vllm_url!r}.")
+    if cfg.vllm_url is not None and cfg.vllm_mode != "server":
+        raise ValueError("vllm_url is only used with vllm_mode=server; set vllm_mode=server or drop vllm_url.")
+    if not 0 < cfg.vllm_gpu_memory_fraction <= 1:
+        raise ValueError(f"vllm_gpu_memory_fraction must be in (0, 1], got {cfg.vllm_gpu_memory_fraction}.")
+    if cfg.vllm_max_loras < 1:
+        raise ValueError(f"vllm_max_loras must be >= 1, got {cfg.vllm_max_loras}.")
+    if cfg.vllm_timeout_s <= 0:
+        raise ValueError(f"vllm_timeout_s must be > 0, got {cfg.vllm_timeout_s}.")
+    if cfg.backend == "vllm" and cfg.lora_r == 0:
+        raise ValueError("backend=vllm serves each agent as a LoRA adapter on the shared base; full fine-tuning "
+                         "(lora_r=0) needs backend=transformers.")
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

@@ -159,18 +159,26 @@ class Policies:
             slot = self.slot_of_key(key)
             target = Path(folder) / key
             if slot.adapter is not None:
-                slot.model.save_pretrained(str(target), selected_adapters=[slot.adapter])
-                nested = target / slot.adapter  # peft puts a non-"default" adapter in a subfolder
-                if nested.is_dir():
-                    for item in nested.iterdir():
-                        item.replace(target / item.name)
-                    nested.rmdir()
+                save_adapter(slot.model, slot.adapter, target)
             else:
                 slot.model.save_pretrained(str(target))
             slot.tokenizer.save_pretrained(str(target))
 
 
 # ---------------------------------------------------------------------------- pure-ish helpers
+def save_adapter(model: torch.nn.Module, adapter: str, target: Any) -> None:
+    """One peft adapter as a standard adapter folder (``adapter_config.json`` and the weights) at ``target``."""
+    from pathlib import Path
+
+    target = Path(target)
+    model.save_pretrained(str(target), selected_adapters=[adapter])
+    nested = target / adapter  # peft puts a non-"default" adapter in a subfolder
+    if nested.is_dir():
+        for item in nested.iterdir():
+            item.replace(target / item.name)
+        nested.rmdir()
+
+
 def encode_prompt(tokenizer: Any, observation: str) -> list[int]:
     """Chat template when the tokenizer has one (the normal case), else the raw text and a newline."""
     if getattr(tokenizer, "chat_template", None):

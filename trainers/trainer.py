@@ -51,7 +51,7 @@ from trainers.checkpoint import latest_checkpoint, register_weight_hooks, restor
 from trainers.config import TrainConfig
 from trainers.distributed import Distributed
 from trainers.evaluate import EvalResult, evaluate, make_eval_env
-from trainers.generation import GenerationRequest, make_backend
+from trainers.generation import GenerationRequest, backend_from_config
 from trainers.logging import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_jsonl, read_metrics
 from trainers.policy import build_policies
 from trainers.provenance import config_provenance, write_provenance
@@ -110,7 +110,7 @@ class Trainer:
         device = self.accelerator.device if cfg.device == "auto" else None
         self.policies = build_policies(self.agents, cfg, models, device=device,
                                        keep_reference=self.loss_options.kl_coef > 0)
-        self.backend = make_backend(cfg.backend, self.policies, dtype=cfg.generation_dtype)
+        self.backend = backend_from_config(cfg, self.policies)
         optimizers = {
             key: torch.optim.AdamW(
                 list(self.policies.named_trainable(key).values()), lr=cfg.learning_rate, weight_decay=cfg.weight_decay
@@ -429,6 +429,7 @@ class Trainer:
     def close(self) -> None:
         if self.logger is not None:
             self.logger.close()
+        getattr(self.backend, "close", lambda: None)()  # e.g. a vLLM server drops this run's adapters
 
 
 # ---------------------------------------------------------------------------- helpers

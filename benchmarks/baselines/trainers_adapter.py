@@ -1,7 +1,7 @@
 """Reply generators backed by the trainers package: the base model, or a trained checkpoint.
 
 Nothing here generates text itself: it builds the trainers' policies and generation backend
-(:func:`trainers.generation.make_backend`) and asks it for one completion per prompt.
+(:func:`trainers.generation.backend_from_config`) and asks it for one completion per prompt.
 Needs the ``train`` extra (torch, transformers, peft).
 """
 
@@ -66,11 +66,11 @@ def checkpoint_team(checkpoint: str | Path, *, sampling: Any = None, **config: A
 
 
 def _team(agents, cfg, sampling, return_policies: bool = False, model: Any = None):
-    from trainers.generation import make_backend
+    from trainers.generation import backend_from_config
     from trainers.policy import build_policies
 
     policies = build_policies(tuple(agents), cfg)
-    backend = make_backend(cfg.backend, policies, dtype=cfg.generation_dtype)
+    backend = backend_from_config(cfg, policies)
     generator = BackendGenerator(backend, sampling, model if model is not None else cfg.model)
     team = dict.fromkeys(agents, generator)
     return (team, policies) if return_policies else team

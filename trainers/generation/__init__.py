@@ -2,7 +2,7 @@
 
 from trainers.generation.base import Completion, GenerationBackend, GenerationRequest, cut_at_stop
 
-__all__ = ["Completion", "GenerationBackend", "GenerationRequest", "cut_at_stop", "make_backend"]
+__all__ = ["Completion", "GenerationBackend", "GenerationRequest", "backend_from_config", "cut_at_stop", "make_backend"]
 
 
 def make_backend(name: str, policies, **options) -> GenerationBackend:
@@ -16,3 +16,14 @@ def make_backend(name: str, policies, **options) -> GenerationBackend:
 
         return VLLMBackend(policies, **options)
     raise ValueError(f"Unknown generation backend {name!r}; choose 'transformers' or 'vllm'.")
+
+
+def backend_from_config(cfg, policies) -> GenerationBackend:
+    """The backend ``cfg.backend`` names, with the settings of ``cfg`` that concern it."""
+    if cfg.backend != "vllm":
+        return make_backend(cfg.backend, policies, dtype=cfg.generation_dtype)
+    return make_backend(
+        "vllm", policies, mode=cfg.vllm_mode, url=cfg.vllm_url, dtype=cfg.generation_dtype,
+        gpu_memory_fraction=cfg.vllm_gpu_memory_fraction, max_loras=cfg.vllm_max_loras,
+        adapter_dir=cfg.vllm_adapter_dir, timeout_s=cfg.vllm_timeout_s,
+    )

@@ -1,77 +1,215 @@
-"""Generation with vLLM (GPU only, optional extra ``pip install 'llm-coop-envs[vllm]'``).
+"""Generation with vLLM: the shared base model served once, one LoRA adapter per trained key.
 
-One vLLM engine per distinct base model, with LoRA enabled; each agent's adapter is served as a
-``LoRARequest``. After every optimizer update :meth:`VLLMBackend.sync_weights` writes the adapters to
-a scratch folder and bumps their ids, so vLLM loads the new weights on the next request (vLLM caches
-adapters by id). Full fine-tuning (``lora_r: 0``) pushes the weights into the engine's model instead.
+Every agent's prompts carry its own adapter, and the requests of all agents go to vLLM together, so
+one engine batches both agents (vLLM's multi-LoRA serving). Two engines speak to vLLM:
 
-Importing this module without vLLM raises a clear ImportError; its tests skip without a GPU.
+* ``colocate`` (:mod:`trainers.generation.vllm_colocate`): a ``vllm.LLM`` in this process;
+* ``server`` (:mod:`trainers.generation.vllm_server`): a ``vllm serve --enable-lora`` process reached
+  over HTTP, so the generation GPUs can differ from the training GPUs.
+
+After every optimizer update :meth:`VLLMBackend.sync_weights` writes each adapter to a fresh folder
+under a new name and a new integer id. vLLM caches adapters by id (and the server by name), so a
+reused id would keep serving the old weights; the previous version is then unloaded and its folder
+removed. Full fine-tuning has no adapter to refresh and is refused (``backend: transformers``).
+
+The per-token log-probabilities come from vLLM after temperature and top-p (``processed_logprobs``),
+the distribution :mod:`trainers.generation.distribution` describes; the loss still rescores every
+reply with the trained model, so they serve as a check, not as the training signal.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import shutil
 import tempfile
+import uuid
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
+from trainers.config import SamplingConfig
 from trainers.generation.base import Completion, GenerationRequest, cut_at_stop
-from trainers.policy import Policies
+from trainers.policy import Policies, save_adapter
 
-try:
-    import vllm
-    from vllm.lora.request import LoRARequest
-except ImportError as error:  # pragma: no cover - exercised only where vLLM is missing
-    raise ImportError("backend=vllm needs vLLM and a CUDA GPU: pip install 'llm-coop-envs[vllm]'.") from error
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The values vLLM accepts for ``max_lora_rank``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ServedAdapter:
+    """One version of one key's adapter as vLLM knows it."""
+
+    name: str
+    int_id: int
+    path: Path
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One request as the engines see it: token ids in, ``num_samples`` samples out."""
+
+    adapter: ServedAdapter
+    prompt_ids: tuple[int, ...]
+    num_samples: int
+    sampling: SamplingConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """What vLLM returned for one sample."""
+
+    text: str
+    token_ids: tuple[int, ...]
+    logprobs: tuple[float, ...] | None
+    finish_reason: str | None
+
+
+class Engine(Protocol):
+    def load(self, adapter: ServedAdapter) -> None: ...
+    def unload(self, adapter: ServedAdapter) -> None: ...
+    def generate(self, jobs: Sequence[Job]) -> list[list[Sample]]: ...
+    def close(self) -> None: ...
 
 
 class VLLMBackend:
-    def __init__(self, policies: Policies, gpu_memory_utilization: float = 0.3, max_lora_rank: int = 64, **_: object):
+    """The ``GenerationBackend`` over vLLM (see the module docstring)."""
+
+    def __init__(
+        self, policies: Policies, mode: str = "colocate", url: str | None = None, dtype: str = "bfloat16",
+        gpu_memory_fraction: float = 0.3, max_loras: int = 2, adapter_dir: str | None = None,
+        timeout_s: float = 300.0, model: str | None = None,
+    ) -> None:
         self.policies = policies
-        self._scratch = Path(tempfile.mkdtemp(prefix="llm-coop-vllm-"))
+        base = served_base_model(policies, model)
+        if len(policies.keys) > max_loras:
+            raise ValueError(f"{len(policies.keys)} adapters are trained but vllm_max_loras={max_loras}: "
+                             f"raise vllm_max_loras so one batch can hold every agent's adapter.")
+        self._folder = _fresh_folder(adapter_dir)
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._folder, True)
+        self._tag = uuid.uuid4().hex[:8]  # several trainers may share one server: names must not collide
         self._ids = itertools.count(1)
-        self._engines: dict[int, vllm.LLM] = {}
-        self._lora: dict[str, LoRARequest] = {}
-        for slot in {id(s.model): s for s in policies.slots.values()}.values():
-            base = slot.model.get_base_model() if slot.adapter is not None else slot.model
-            self._engines[id(slot.model)] = vllm.LLM(
-                model=base.config.name_or_path, enable_lora=slot.adapter is not None, max_lora_rank=max_lora_rank,
-                gpu_memory_utilization=gpu_memory_utilization, dtype="bfloat16",
-            )
+        self._served: dict[str, ServedAdapter] = {}
+        self.engine = _make_engine(mode, url, base, dtype, gpu_memory_fraction, max_loras, max_lora_rank(policies),
+                                   timeout_s)
         self.sync_weights()
 
-    def sync_weights(self) -> None:
-        for agent, slot in self.policies.slots.items():
-            if slot.adapter is None:
-                self._push_full_weights(slot)
-                continue
-            folder = self._scratch / f"{slot.adapter}-{next(self._ids)}"
-            slot.model.save_pretrained(str(folder), selected_adapters=[slot.adapter])
-            adapter_dir = folder / slot.adapter if (folder / slot.adapter).is_dir() else folder
-            self._lora[agent] = LoRARequest(f"{slot.adapter}-{folder.name}", next(self._ids), str(adapter_dir))
+    @property
+    def adapter_folder(self) -> Path:
+        return self._folder
 
-    def _push_full_weights(self, slot) -> None:
-        engine = self._engines[id(slot.model)]
-        model = engine.llm_engine.model_executor.driver_worker.model_runner.model
-        model.load_weights(slot.model.state_dict().items())
+    def served(self, agent: str) -> ServedAdapter:
+        """The adapter version the agent's requests name now."""
+        return self._served[self.policies.slots[agent].key]
+
+    def sync_weights(self) -> None:
+        """Serve the current weights: a new adapter version per key, then drop the previous one."""
+        for key in self.policies.keys:
+            slot = self.policies.slot_of_key(key)
+            int_id = next(self._ids)
+            name = f"{key}-{self._tag}-v{int_id}"
+            adapter = ServedAdapter(name, int_id, self._folder / name)
+            save_adapter(slot.model, slot.adapter, adapter.path)
+            self.engine.load(adapter)
+            previous = self._served.get(key)
+            self._served[key] = adapter
+            if previous is not None:
+                self.engine.unload(previous)
+                shutil.rmtree(previous.path, ignore_errors=True)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[list[Completion]]:
-        results: list[list[Completion]] = []
-        for request in requests:  # vLLM batches internally across calls' prompts; keep it simple here
-            slot = self.policies.slots[request.agent]
-            prompt_ids = list(self.policies.prompt_ids(request.agent, request.observation))
-            params = vllm.SamplingParams(
-                n=request.num_samples, temperature=request.sampling.temperature, top_p=request.sampling.top_p,
-                max_tokens=request.sampling.max_new_tokens, stop=list(request.sampling.stop) or None,
-            )
-            outputs = self._engines[id(slot.model)].generate(
-                [{"prompt_token_ids": prompt_ids}], params, lora_request=self._lora.get(request.agent), use_tqdm=False
-            )[0].outputs
-            results.append([
-                Completion(
-                    text=cut_at_stop(o.text, request.sampling.stop), prompt_ids=tuple(prompt_ids),
-                    completion_ids=tuple(o.token_ids), truncated=o.finish_reason == "length",
-                )
-                for o in outputs
-            ])
-        return results
+        if not requests:
+            return []
+        jobs = [
+            Job(self.served(r.agent), self.policies.prompt_ids(r.agent, r.observation), r.num_samples, r.sampling)
+            for r in requests
+        ]
+        outputs = self.engine.generate(jobs)
+        if len(outputs) != len(jobs):
+            raise RuntimeError(f"vLLM answered {len(outputs)} of {len(jobs)} requests.")
+        for request, samples in zip(requests, outputs):
+            self._check_vocabulary(request.agent, samples)
+        return [[_completion(job, sample) for sample in samples] for job, samples in zip(jobs, outputs)]
+
+    def _check_vocabulary(self, agent: str, samples: Sequence[Sample]) -> None:
+        """Token ids the model cannot embed would only fail later, deep in the loss: refuse them here."""
+        vocabulary = self.policies.slots[agent].model.get_input_embeddings().num_embeddings
+        for sample in samples:
+            bad = [t for t in sample.token_ids if not 0 <= t < vocabulary]
+            if bad:
+                raise RuntimeError(f"vLLM returned token ids {bad[:5]} outside {agent}'s vocabulary of {vocabulary}: "
+                                   "is it serving another base model than the trainer's?")
+
+    def close(self) -> None:
+        """Unload the adapters, stop the engine and remove the adapter folders."""
+        for adapter in self._served.values():
+            self.engine.unload(adapter)
+        self._served.clear()
+        self.engine.close()
+        self._cleanup()
+
+
+def served_base_model(policies: Policies, name: str | None = None) -> str:
+    """The one base model every adapter sits on (vLLM serves one base per engine); ``name`` overrides
+    the model's own ``name_or_path`` (e.g. a local copy of it)."""
+    names = set()
+    for key in policies.keys:
+        slot = policies.slot_of_key(key)
+        if slot.adapter is None:
+            raise ValueError("backend=vllm serves LoRA adapters; full fine-tuning (lora_r=0) needs "
+                             "backend=transformers.")
+        names.add(slot.model.get_base_model().config.name_or_path)
+    if len(names) != 1:
+        raise ValueError(f"backend=vllm serves one base model, but the agents use {sorted(names)}: "
+                         "heterogeneous agents need backend=transformers.")
+    name = name or names.pop()
+    if not name:
+        raise ValueError("The base model has no name or path for vLLM to load (config.name_or_path is empty); "
+                         "pass model=<hub id or folder>.")
+    return name
+
+
+def max_lora_rank(policies: Policies) -> int:
+    """The smallest ``max_lora_rank`` vLLM accepts that holds every adapter's rank."""
+    slots = [policies.slot_of_key(key) for key in policies.keys]
+    rank = max(slot.model.peft_config[slot.adapter].r for slot in slots)
+    fitting = [r for r in VLLM_LORA_RANKS if r >= rank]
+    if not fitting:
+        raise ValueError(f"LoRA rank {rank} is above vLLM's largest max_lora_rank {VLLM_LORA_RANKS[-1]}.")
+    return fitting[0]
+
+
+def _make_engine(mode, url, base, dtype, gpu_memory_fraction, max_loras, rank, timeout_s) -> Engine:
+    if mode == "colocate":
+        from trainers.generation.vllm_colocate import ColocatedEngine
+
+        return ColocatedEngine(base, dtype=dtype, gpu_memory_fraction=gpu_memory_fraction, max_loras=max_loras,
+                               max_lora_rank=rank)
+    if mode == "server":
+        if not url:
+            raise ValueError("vllm_mode=server needs vllm_url, the address of `vllm serve`.")
+        from trainers.generation.vllm_server import ServerEngine
+
+        return ServerEngine(url, timeout_s=timeout_s)
+    raise ValueError(f"vllm_mode must be 'colocate' or 'server', got {mode!r}.")
+
+
+def _fresh_folder(parent: str | None) -> Path:
+    """A private temporary folder, or one under ``parent`` that a server run by another user can read."""
+    if parent is None:
+        return Path(tempfile.mkdtemp(prefix="llm-coop-vllm-")).resolve()
+    Path(parent).mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="llm-coop-vllm-", dir=parent)).resolve()
+    folder.chmod(0o755)  # mkdtemp makes it 0700; adapter weights are not secret
+    return folder
+
+
+def _completion(job: Job, sample: Sample) -> Completion:
+    logprobs = sample.logprobs
+    if logprobs is not None and len(logprobs) != len(sample.token_ids):
+        logprobs = None  # a partial list would misalign with the tokens: report none
+    return Completion(
+        text=cut_at_stop(sample.text, job.sampling.stop), prompt_ids=job.prompt_ids,
+        completion_ids=sample.token_ids, truncated=sample.finish_reason == "length", logprobs=logprobs,
+    )
