@@ -3,7 +3,8 @@
     LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing_order
 
 Prints, with the thresholds of :class:`llm_coop_envs.writing.config.OrderCheck`: how often real
-author TL;DRs and the genuine pairs of the tests open with a dangling connective; the concordance
+author TL;DRs and the genuine pairs of the tests open with a dangling connective, and real texts
+with a pronoun; the concordance
 of the genuine second texts (and of author TL;DRs, an honest text that need not follow its post);
 and, for every permutation of each genuine pair's sentences (within each text), the share the check
 catches, by how scrambled the permutation is; and the share of single swaps of two neighbouring
@@ -17,6 +18,7 @@ import statistics
 import warnings
 
 from llm_coop_envs.writing import arxiv_intro, tldr
+from llm_coop_envs.writing import text_metrics as tm
 from llm_coop_envs.writing.order import SourceSentences, concordance, dangling_opener, order_problems, split_sentences
 from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
 
@@ -52,6 +54,23 @@ def author_tldrs(task) -> None:
             taus.append(tau)
     print(f"author TL;DRs: {openers} of {len(task)} open with a dangling connective; concordance with the post "
           f"(>= {check.min_pairs} pairs): {_quantiles(taus)}")
+
+
+def real_openings(tasks) -> None:
+    """How often real texts (posts, author TL;DRs, abstracts) open with a pronoun, by pronoun."""
+    pronouns = ("they", "its", "their", "these", "those", "it", "this", "he", "she")
+    counts, texts = dict.fromkeys(pronouns, 0), 0
+    for task in tasks:
+        for item in task.items:
+            for text in (item.source, item.reference or ""):
+                sentences = split_sentences(text)
+                words = tm.words(sentences[0]) if sentences else []
+                if not words:
+                    continue
+                texts += 1
+                if words[0] in counts:
+                    counts[words[0]] += 1
+    print(f"real texts ({texts}) opening with: " + ", ".join(f"{p} {n}" for p, n in counts.items()))
 
 
 def permutations(name: str, task, pairs: dict) -> None:
@@ -93,6 +112,7 @@ def main() -> None:
     index = {tldr_task.task_id(i): i for i in range(len(tldr_task))}
     print(f"OrderCheck: {tldr_task.config.order}")
     author_tldrs(tldr_task)
+    real_openings((tldr_task, arxiv_task))
     permutations("tldr-v2", tldr_task, {tid: (tldr_task.items[index[tid]].reference, d) for tid, d in TLDR_DETAILS.items()})
     permutations("arxiv_intro-v2", arxiv_task, dict(ARXIV_PAIRS))
 

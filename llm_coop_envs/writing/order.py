@@ -39,7 +39,7 @@ DANGLING_OPENERS: tuple[tuple[str, ...], ...] = tuple(
         "meanwhile", "afterwards", "afterward", "subsequently", "since then", "after that", "later on",
         "in other words", "for example", "for instance", "in conclusion", "to conclude",
         "in summary", "to summarize", "to sum up", "lastly",
-        # pronouns that stand for something named before: none of the 2,132 posts, author TL;DRs and
+        # pronouns that stand for something named before: none of the 2,130 posts, author TL;DRs and
         # abstracts opens with one ("it", "this", "these" and "he"/"she" open real texts, so they are not here)
         "they", "its", "their",
     )
