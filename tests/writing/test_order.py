@@ -102,3 +102,17 @@ def test_shuffles_never_gain_and_caught_ones_lose_clearly(genuine, v2_tasks, env
             total += 1
     print(f"{env_name} {probe}: order check fired on {caught}, clearly below genuine v1 {below_v1} / v2 {below_v2} of {total}")
     assert below_v2 > below_v1 and below_v2 >= total // 2, (caught, below_v1, below_v2, total)
+
+
+@pytest.mark.parametrize("env_name", ["tldr", "arxiv"])
+def test_junk_never_raises_on_v2(genuine, v2_tasks, env_name):
+    from tests.writing.test_robustness import JUNK
+
+    _, _, case = case_for(genuine, env_name, next(iter(genuine[env_name][1])))
+    task = v2_tasks[env_name]
+    index = index_of(task, next(iter(genuine[env_name][1])))
+    for junk in JUNK + ["However. " * 50, "They. Its. Their. " * 20, "Finally, " + case.genuine[1]]:
+        assert dangling_opener(junk) is None or isinstance(dangling_opener(junk), str)
+        for replies in ((junk, junk), (case.genuine[0], junk), (junk, case.genuine[1])):
+            evaluation = _evaluate(task, index, replies)
+            assert 0.0 <= evaluation.reward.total <= task.max_reward()
