@@ -1,4 +1,4 @@
-"""# arXiv introduction (`arxiv_intro-v1`)
+"""# arXiv introduction (`arxiv_intro-v2`)
 
 Two writers expand one arXiv abstract into an introduction: `background` writes the background
 and motivation paragraph(s), `method` writes the methods and implications part. Both see the
@@ -6,7 +6,7 @@ abstract; neither sees the other's text in the first turn.
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("arxiv_intro-v1", split="train")  # 0704.0460 is a training problem
+env = llm_coop_envs.make("arxiv_intro-v2", split="train")  # 0704.0460 is a training problem
 observations, infos = env.reset(seed=0, options={"task_id": "0704.0460"})
 observations, rewards, terminations, truncations, infos = env.step({"background": "...", "method": "..."})
 ```
@@ -53,7 +53,15 @@ total is the sum of the components, which `infos[agent]["reward_components"]` li
    in the joint text, matched as whole words, longest phrase first. Credit by the number of
    distinct categories: 0 → 0 (fails), 1 → 0.5, 2 → 0.8, 3 or more → 1.0; times a density factor
    on matches per word: 1 up to 0.08, linear to 0 at 0.20; above 0.20 the level fails (spam).
-6. **judge** (optional, off by default): as for [`tldr-v1`](tldr.md): `judge={"base_url": ...,
+   Before that, the **sentence order** is checked, and the level fails (0) when it is clearly
+   scrambled: a text opens with a connective that needs a sentence before it (*however*, *as a
+   result*, *moreover*, *for example*, ...; the list is `llm_coop_envs.writing.order.DANGLING_OPENERS`),
+   or the `method` text, which retells the abstract, runs against the abstract's order: each of its
+   sentences is placed at the abstract sentence holding the largest weighted share of its content words
+   (at least 30 %, else it is left out), and over at least 3 pairs of placed sentences Kendall's tau
+   against the abstract's order is at most −0.5. The `background` text's order is not compared (it need not
+   follow the abstract). Two neighbouring sentences swapped do not fail it.
+6. **judge** (optional, off by default): as for [`tldr-v2`](tldr.md): `judge={"base_url": ...,
    "model": ...}` grades the pair on the three criteria through any OpenAI-compatible endpoint.
 
 `solved` (which ends a multi-turn episode early when `stop_when_solved`) means levels 1–5 at
@@ -72,10 +80,10 @@ the tests score 5.0; a generic template pair 1.0.
 | `split` | `"train"` | `"train"` (rows 0–905), `"test"` (rows 906–1131) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows with `abstract_text` (or `abstract`), optional `article_id` (or `id`) and `title` |
 | `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source` (the abstract), `title`, `subreddit` (empty), `reference` (None) |
-| `reward_config` | `ARXIV_V1_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
+| `reward_config` | `ARXIV_V2_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"coherence": 0.5}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
-| `judge` | `None` | a dict of `JudgeConfig` options or a `WritingJudge` (see `tldr-v1`) |
+| `judge` | `None` | a dict of `JudgeConfig` options or a `WritingJudge` (see `tldr-v2`) |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |
 
 With a custom reward, `solved`, feedback and `details` still come from the levels
@@ -83,9 +91,12 @@ With a custom reward, `solved`, feedback and `details` still come from the level
 
 ## Version history
 
-- v1: adds what v0 lacked, a check that the texts are about their own abstract: the function-word
+- v2: v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
+  v1. Made by `llm_coop_envs.writing.arxiv_intro.env_v2`.
+- v1 (deprecated; `make("arxiv_intro-v1")` warns): adds what v0 lacked, a check that the texts are about their own abstract: the function-word
   and in-order copy gates, grounding (which also scales the later levels) and complementarity
-  scored from the abstract. Maximum 5.0. Made by `llm_coop_envs.writing.arxiv_intro.env_v1`.
+  scored from the abstract. Maximum 5.0. Made by `llm_coop_envs.writing.arxiv_intro.env_v1`. Its hole: sentence order
+  is not checked, so the sentences of a good pair shuffled within each text keep 98–100 % of its reward.
 - v0 (deprecated; `make("arxiv_intro-v0")` warns): levels structure, style, coherence, maximum
   3.0. Its hole: the abstract is read only to forbid copying, so one fixed pair of fluent, generic
   paragraphs scores about 2.3–2.9 of 3.0 on every abstract, and a good pair written for another
@@ -101,7 +112,7 @@ from __future__ import annotations
 from typing import Any
 
 from llm_coop_envs.core import CoopEnv
-from llm_coop_envs.writing.config import ARXIV_LEVELS, ARXIV_V1_LEVELS
+from llm_coop_envs.writing.config import ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS
 from llm_coop_envs.writing.factory import make_writing_env, warn_deprecated
 from llm_coop_envs.writing.items import arxiv_item
 from llm_coop_envs.writing.prompts import background_prompt, method_prompt
@@ -123,12 +134,26 @@ SPEC = WritingSpec(
 ARXIV_V0_HOLE = (
     "arxiv_intro-v0 does not check that the texts are about their abstract (it reads the abstract only to "
     "forbid copying): one fixed pair of fluent, generic paragraphs scores nearly full marks on every "
-    "abstract. Use arxiv_intro-v1, which adds grounding in the abstract and complementarity."
+    "abstract. Use arxiv_intro-v2, which adds grounding in the abstract and complementarity."
 )
 
 
+ARXIV_V1_HOLE = (
+    "arxiv_intro-v1 does not check sentence order: the sentences of a good pair shuffled within each text keep "
+    "98-100 % of its reward, and shuffled across the two texts up to all of it. Use arxiv_intro-v2, which checks "
+    "that no text opens with a connective needing a sentence before it and that the retelling follows the "
+    "abstract's order."
+)
+
+
+def env_v2(**kwargs: Any) -> CoopEnv:
+    """The ``arxiv_intro-v2`` environment; see the module docstring for the arguments."""
+    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, ARXIV_V2_LEVELS, **kwargs)
+
+
 def env_v1(**kwargs: Any) -> CoopEnv:
-    """The ``arxiv_intro-v1`` environment; see the module docstring for the arguments."""
+    """The deprecated ``arxiv_intro-v1`` environment (sentence order not checked); warns with the hole it has."""
+    warn_deprecated(ARXIV_V1_HOLE)
     return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, ARXIV_V1_LEVELS, **kwargs)
 
 

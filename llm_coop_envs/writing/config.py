@@ -1,7 +1,7 @@
 """Reward configuration of the writing envs: level thresholds and component weights.
 
-The defaults (:data:`TLDR_V1_LEVELS`, :data:`ARXIV_V1_LEVELS`; the deprecated ``-v0`` ones are
-:data:`TLDR_LEVELS`, :data:`ARXIV_LEVELS`) are the numbers documented on each env's page; changing
+The defaults (:data:`TLDR_V2_LEVELS`, :data:`ARXIV_V2_LEVELS`; the deprecated ``-v1`` ones are
+:data:`TLDR_V1_LEVELS`, :data:`ARXIV_V1_LEVELS`, the ``-v0`` ones :data:`TLDR_LEVELS`, :data:`ARXIV_LEVELS`) are the numbers documented on each env's page; changing
 them changes the reward, so an env made with other numbers is a different env.
 """
 
@@ -50,6 +50,32 @@ class RewardWeights:
                 raise ValueError(f"Unknown reward weight(s) {unknown}; the components are {list(COMPONENTS)}.")
             return cls(**dict(value))
         raise TypeError(f"reward_weights must be a RewardWeights or a dict of weights, got {type(value).__name__}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class OrderCheck:
+    """Thresholds of the sentence-order check (from ``-v2`` on; see :mod:`.order`).
+
+    The check fails, and with it the coherence level, when a text opens with a connective that needs
+    a sentence before it, or when the second text (the one that retells the source) has at least
+    ``min_pairs`` pairs of aligned sentences and their concordance with the source order is at most
+    ``max_reversed`` (clearly reversed or scrambled).
+    """
+
+    min_share: float = 0.3
+    """A sentence is aligned when a source sentence holds at least this share of its weighted content words."""
+    min_pairs: int = 3
+    """Fewer ordered-or-reversed pairs of aligned sentences than this: the order is not judged."""
+    max_reversed: float = -0.5
+    """Concordance (Kendall's tau against the source order) at or below this fails."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.min_share <= 1.0:
+            raise ValueError(f"OrderCheck.min_share must be within (0, 1], got {self.min_share!r}.")
+        if isinstance(self.min_pairs, bool) or not isinstance(self.min_pairs, int) or self.min_pairs < 1:
+            raise ValueError(f"OrderCheck.min_pairs must be a positive int, got {self.min_pairs!r}.")
+        if not -1.0 <= self.max_reversed < 1.0:
+            raise ValueError(f"OrderCheck.max_reversed must be within [-1, 1), got {self.max_reversed!r}.")
 
 
 def _word_bounds(name: str, bounds: Any) -> None:
@@ -109,6 +135,8 @@ class LevelConfig:
     second text's source content that the first text lacks; ``share_gap`` is the on-source share of
     the second text minus that of the first. None: no complementarity level (``-v0``)."""
     complementarity_measure: str = "added"
+    order: OrderCheck | None = None
+    """Sentence order (part of the coherence level): None: not checked (``-v0``, ``-v1``)."""
 
     def __post_init__(self) -> None:
         _word_bounds("first_words", self.first_words)
@@ -138,6 +166,10 @@ class LevelConfig:
                 raise TypeError(f"LevelConfig.{name} must be a Band(low, ideal_low, ideal_high, high) or None.")
         if self.complementarity_measure not in ("added", "share_gap"):
             raise ValueError(f"complementarity_measure must be 'added' or 'share_gap', got {self.complementarity_measure!r}.")
+        if self.order is not None and not isinstance(self.order, OrderCheck):
+            raise TypeError("LevelConfig.order must be an OrderCheck or None.")
+        if self.order is not None and self.on_source is None:
+            raise ValueError("The order check aligns sentences with the source: it needs the grounding level (on_source).")
         if not isinstance(self.weights, RewardWeights):
             raise TypeError("LevelConfig.weights must be a RewardWeights; use RewardWeights.coerce({...}).")
 
@@ -198,3 +230,11 @@ ARXIV_V1_LEVELS = dataclasses.replace(
     complementarity_measure="share_gap",
 )
 """``arxiv_intro-v1``: ``arxiv_intro-v0`` plus the gates, grounding and complementarity (``share_gap``)."""
+
+# -v2: -v1 plus the sentence-order check in the coherence level. Why each number: docs/envs/writing.md
+# ("How the -v2 order thresholds were chosen"), from `python -m benchmarks.writing_order`.
+TLDR_V2_LEVELS = dataclasses.replace(TLDR_V1_LEVELS, order=OrderCheck())
+"""``tldr-v2``: ``tldr-v1`` plus the sentence-order check."""
+
+ARXIV_V2_LEVELS = dataclasses.replace(ARXIV_V1_LEVELS, order=OrderCheck())
+"""``arxiv_intro-v2``: ``arxiv_intro-v1`` plus the sentence-order check."""

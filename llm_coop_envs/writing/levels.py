@@ -20,6 +20,10 @@ with words left out (in-order share), and two levels about the source run betwee
 style (:mod:`.source_levels`): grounding, then complementarity. The levels after grounding are
 multiplied by the grounding score: fluent, well-divided text earns only as much as it is about
 its source.
+
+From ``-v2`` on the coherence level first checks the sentence order (:mod:`.order`): a text that
+opens with a connective needing a previous sentence, or a retelling whose sentences clearly run
+against the source's order, fails it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 from llm_coop_envs.writing import text_metrics as tm
 from llm_coop_envs.writing.config import LevelConfig
 from llm_coop_envs.writing.grounding import SourceProfile, function_word_share, in_order_share
+from llm_coop_envs.writing.order import order_problems
 from llm_coop_envs.writing.outcome import LevelOutcome
 from llm_coop_envs.writing.rouge import rouge_mean
 from llm_coop_envs.writing.source_levels import complementarity_level, grounding_level
@@ -93,7 +98,7 @@ def score_pair(pair: PairTexts, config: LevelConfig, reference: str | None = Non
         "grounding": lambda: grounding_level(pair.roles, tokens, _profile(pair), config, metrics, pair.source_name),
         "complementarity": lambda: complementarity_level(pair.roles, tokens, _profile(pair), config, metrics, pair.source_name),
         "style": lambda: _style(pair, tokens, config, metrics),
-        "coherence": lambda: _coherence(tokens, config, metrics),
+        "coherence": lambda: _order(pair, config, metrics) or _coherence(tokens, config, metrics),
     }
     levels = [_length_ratio(pair, tokens, config, metrics)]
     grounded = 1.0
@@ -222,6 +227,16 @@ def _style(pair: PairTexts, tokens, config: LevelConfig, metrics: dict) -> Level
     elif similarity > band.ideal_high:
         hint = ": the texts repeat each other; add what the other leaves out"
     return LevelOutcome("style", band.score(similarity), True, f"Style passed: {what}{hint}.")
+
+
+def _order(pair: PairTexts, config: LevelConfig, metrics: dict) -> LevelOutcome | None:
+    """The coherence level failed for sentences out of order (``-v2`` on), or None to go on scoring it."""
+    if config.order is None:
+        return None
+    problems = order_problems(pair.roles, pair.texts, pair.source, _profile(pair), config.order, metrics)
+    if not problems:
+        return None
+    return LevelOutcome("coherence", 0.0, False, "Coherence failed: " + "; ".join(problems) + ": keep the sentences in a logical order.")
 
 
 def _coherence(tokens, config: LevelConfig, metrics: dict) -> LevelOutcome:

@@ -1,4 +1,4 @@
-"""# TL;DR (`tldr-v1`)
+"""# TL;DR (`tldr-v2`)
 
 Two writers summarise one Reddit post together: `tldr` writes a concise summary (one or a few
 sentences), `detail` writes a detailed summary that adds what the short one leaves out, without
@@ -6,7 +6,7 @@ repeating it. Both see the post; neither sees the other's text in the first turn
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("tldr-v1", split="test", num_turns=2)
+env = llm_coop_envs.make("tldr-v2", split="test", num_turns=2)
 observations, infos = env.reset(seed=0)
 observations, rewards, terminations, truncations, infos = env.step({"tldr": "...", "detail": "..."})
 ```
@@ -54,6 +54,14 @@ total is the sum of the components, which `infos[agent]["reward_components"]` li
    in the joint text, matched as whole words, longest phrase first. Credit by the number of
    distinct categories: 0 → 0 (fails), 1 → 0.5, 2 → 0.8, 3 or more → 1.0; times a density factor
    on matches per word: 1 up to 0.08, linear to 0 at 0.20; above 0.20 the level fails (spam).
+   Before that, the **sentence order** is checked, and the level fails (0) when it is clearly
+   scrambled: a text opens with a connective that needs a sentence before it (*however*, *as a
+   result*, *moreover*, *for example*, ...; the list is `llm_coop_envs.writing.order.DANGLING_OPENERS`),
+   or the `detail` text, which retells the post, runs against the post's order: each of its
+   sentences is placed at the post sentence holding the largest weighted share of its content words
+   (at least 30 %, else it is left out), and over at least 3 pairs of placed sentences Kendall's tau
+   against the post's order is at most −0.5. The `tldr` text's order is not compared (it need not
+   follow the post). Two neighbouring sentences swapped do not fail it.
 6. **rouge**: mean F1 of ROUGE-1, ROUGE-2 and ROUGE-L (`rouge-score`, stemmed) of the `tldr`
    text against the author's TL;DR. Scored whenever the structure gates pass, independent of
    levels 1–5; 0 for rows without a TL;DR (set `reward_weights={"rouge": 0.0}` for such data).
@@ -81,7 +89,7 @@ TL;DR and a faithful detailed summary) scores 5.4–6.0; a generic template pair
 | `split` | `"train"` | `"train"` (rows 0–399), `"test"` (rows 400–499) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows: `post` (+ `title`, `subreddit`, `summary`, `id`) or the Hub layout `prompt`/`completion` |
 | `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source`, `title`, `subreddit`, `reference` |
-| `reward_config` | `TLDR_V1_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
+| `reward_config` | `TLDR_V2_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"rouge": 0.0}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
 | `judge` | `None` | a dict of `JudgeConfig` options (`base_url`, `model`, `api_key_env`, `timeout_s`, `max_retries`, `on_error`, ...) or a `WritingJudge` |
@@ -93,9 +101,12 @@ the data file, so a problem scores the same in every split.
 
 ## Version history
 
-- v1: adds what v0 lacked, a check that the texts are about their own post: the function-word and
+- v2: v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
+  v1. Made by `llm_coop_envs.writing.tldr.env_v2`.
+- v1 (deprecated; `make("tldr-v1")` warns): adds what v0 lacked, a check that the texts are about their own post: the function-word and
   in-order copy gates, grounding (which also scales the later levels) and complementarity scored
-  from the post. Maximum 6.0. Made by `llm_coop_envs.writing.tldr.env_v1`.
+  from the post. Maximum 6.0. Made by `llm_coop_envs.writing.tldr.env_v1`. Its hole: sentence order
+  is not checked, so the sentences of a good pair shuffled within each text keep 98–100 % of its reward.
 - v0 (deprecated; `make("tldr-v0")` warns): levels structure, style, coherence and ROUGE, maximum
   4.0. Its hole: nothing but ROUGE of the TL;DR looks at the post, so a generic pair about no post
   in particular scores about 3.0 of 4.0 on every post and a good pair written for another post
@@ -111,7 +122,7 @@ from __future__ import annotations
 from typing import Any
 
 from llm_coop_envs.core import CoopEnv
-from llm_coop_envs.writing.config import TLDR_LEVELS, TLDR_V1_LEVELS
+from llm_coop_envs.writing.config import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS
 from llm_coop_envs.writing.factory import make_writing_env, warn_deprecated
 from llm_coop_envs.writing.items import tldr_item
 from llm_coop_envs.writing.prompts import detail_prompt, tldr_prompt
@@ -133,12 +144,26 @@ SPEC = WritingSpec(
 TLDR_V0_HOLE = (
     "tldr-v0 does not check that the texts are about their post (only ROUGE of the TL;DR looks at it): "
     "a generic pair about no post in particular, or a good pair written for another post, keeps most of "
-    "the reward. Use tldr-v1, which adds grounding in the post and complementarity."
+    "the reward. Use tldr-v2, which adds grounding in the post and complementarity."
 )
 
 
+TLDR_V1_HOLE = (
+    "tldr-v1 does not check sentence order: the sentences of a good pair shuffled within each text keep "
+    "98-100 % of its reward, and shuffled across the two texts up to all of it. Use tldr-v2, which checks "
+    "that no text opens with a connective needing a sentence before it and that the retelling follows the "
+    "post's order."
+)
+
+
+def env_v2(**kwargs: Any) -> CoopEnv:
+    """The ``tldr-v2`` environment; see the module docstring for the arguments."""
+    return make_writing_env(SPEC, "tldr", tldr_item, TLDR_V2_LEVELS, **kwargs)
+
+
 def env_v1(**kwargs: Any) -> CoopEnv:
-    """The ``tldr-v1`` environment; see the module docstring for the arguments."""
+    """The deprecated ``tldr-v1`` environment (sentence order not checked); warns with the hole it has."""
+    warn_deprecated(TLDR_V1_HOLE)
     return make_writing_env(SPEC, "tldr", tldr_item, TLDR_V1_LEVELS, **kwargs)
 
 

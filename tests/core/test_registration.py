@@ -23,7 +23,7 @@ def toy_id():
 
 
 def test_builtin_ids_are_registered():
-    assert {"coop_humaneval-v0", "humaneval-v0", "mbpp-v0", "tldr-v0", "arxiv_intro-v0"} <= set(
+    assert {"coop_humaneval-v0", "humaneval-v0", "mbpp-v0", "tldr-v0", "arxiv_intro-v0", "tldr-v2", "arxiv_intro-v2"} <= set(
         llm_coop_envs.registered_ids()
     )
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from llm_coop_envs.writing import ARXIV_V1_LEVELS, TLDR_V1_LEVELS, arxiv_intro, tldr
+from llm_coop_envs.writing import ARXIV_V2_LEVELS, TLDR_V2_LEVELS, arxiv_intro, tldr
 
 
 def stated_numbers(config) -> list[str]:
@@ -25,12 +25,15 @@ def stated_numbers(config) -> list[str]:
         f"s ≥ {config.min_text_on_source[1]:.2f}",
         f"1 up to {density.ideal_high:.2f}, linear to 0 at {density.high:.2f}",
         "0 → 0 (fails), 1 → {:g}, 2 → {:g}, 3 or more → {:g}".format(*config.category_scores[1:]),
+        f"(at least {config.order.min_share * 100:.0f} %, else it is left out)",
+        f"over at least {config.order.min_pairs} pairs of placed sentences",
+        f"at most {config.order.max_reversed:g}".replace("-", "−"),
     ]
 
 
-@pytest.mark.parametrize("module,config", [(tldr, TLDR_V1_LEVELS), (arxiv_intro, ARXIV_V1_LEVELS)])
+@pytest.mark.parametrize("module,config", [(tldr, TLDR_V2_LEVELS), (arxiv_intro, ARXIV_V2_LEVELS)])
 def test_docstring_states_the_default_numbers(module, config):
     doc = " ".join(module.__doc__.split())
     missing = [text for text in stated_numbers(config) if text not in doc]
     assert not missing, f"{module.__name__} docstring lacks {missing}"
-    assert "## Version history" in module.__doc__ and "- v0" in module.__doc__ and "- v1:" in module.__doc__
+    assert "## Version history" in module.__doc__ and "- v0" in module.__doc__ and "- v1 (deprecated" in module.__doc__ and "- v2:" in module.__doc__

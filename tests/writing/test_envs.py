@@ -5,7 +5,7 @@ import pytest
 import llm_coop_envs
 from llm_coop_envs.testing import check_env
 
-IDS = ["tldr-v0", "arxiv_intro-v0"]
+IDS = ["tldr-v0", "arxiv_intro-v0", "tldr-v2", "arxiv_intro-v2"]
 
 
 @pytest.mark.parametrize("num_turns", [1, 3])

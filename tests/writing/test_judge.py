@@ -14,7 +14,7 @@ GRADES = {"structure": 5, "style": 4, "coherence": 3}
 
 
 def judge_env(url, **options):
-    return tldr.env_v1(split="all", judge={"base_url": url, "model": "judge-model", "api_key_env": None, **options})
+    return tldr.env_v2(split="all", judge={"base_url": url, "model": "judge-model", "api_key_env": None, **options})
 
 
 def genuine_tldr(task):
@@ -24,7 +24,7 @@ def genuine_tldr(task):
 
 
 def test_off_by_default(data_dir):
-    task = tldr.env_v1(split="test").task
+    task = tldr.env_v2(split="test").task
     assert task.judge is None and "judge" not in task.component_names()
 
 
@@ -110,7 +110,7 @@ def test_arxiv_judge_and_api_key_from_the_named_variable(data_dir, monkeypatch):
     task_id, pair = next(iter(ARXIV_PAIRS.items()))
     with reviewer_server(completion("```json\n" + json.dumps(GRADES) + "\n```")) as server:
         options = {"base_url": server.url, "model": "m", "api_key_env": "JUDGE_TEST_KEY"}
-        task = arxiv_intro.env_v1(split="all", judge=options).task
+        task = arxiv_intro.env_v2(split="all", judge=options).task
         evaluation = task.evaluate(index_of(task, task_id), dict(zip(task.agents, pair)))
     assert server.headers[0]["Authorization"] == "Bearer sk-test-1234"
     assert evaluation.reward.components["judge"] == pytest.approx(0.75)

@@ -123,8 +123,16 @@ def test_config_validation():
         dataclasses.replace(TLDR_V1_LEVELS, complementarity_measure="centre")
 
 
-@pytest.mark.parametrize("old,new,hole", [("tldr-v0", "tldr-v1", "about their post"), ("arxiv_intro-v0", "arxiv_intro-v1", "about their abstract")])
-def test_v0_warns_naming_the_hole_and_v1_does_not_warn(data_dir, old, new, hole):
+@pytest.mark.parametrize(
+    "old,new,hole",
+    [
+        ("tldr-v0", "tldr-v2", "about their post"),
+        ("arxiv_intro-v0", "arxiv_intro-v2", "about their abstract"),
+        ("tldr-v1", "tldr-v2", "does not check sentence order"),
+        ("arxiv_intro-v1", "arxiv_intro-v2", "does not check sentence order"),
+    ],
+)
+def test_old_versions_warn_naming_the_hole_and_v2_does_not_warn(data_dir, old, new, hole):
     with pytest.warns(FutureWarning, match=hole):
         llm_coop_envs.make(old, split="test")
     with warnings.catch_warnings():
@@ -143,8 +151,8 @@ def test_v0_scores_are_unchanged(data_dir):
 
 
 def test_word_weights_do_not_depend_on_the_split(data_dir):
-    test_task = llm_coop_envs.make("tldr-v1", split="test").task
-    all_task = llm_coop_envs.make("tldr-v1", split="all").task
+    test_task = llm_coop_envs.make("tldr-v2", split="test").task
+    all_task = llm_coop_envs.make("tldr-v2", split="all").task
     task_id = test_task.task_id(0)
     replies = {"tldr": test_task.items[0].reference, "detail": test_task.items[0].source[:400]}
     assert test_task.evaluate(0, replies).reward == all_task.evaluate(index_of(all_task, task_id), replies).reward
