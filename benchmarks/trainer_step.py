@@ -204,8 +204,8 @@ _PROFILE_GROUPS = {
 
 
 def profile_generation(tokens: int) -> dict[str, float]:
-    """Milliseconds per decode step of one batched generation (8 rows), by operator group, under the
-    torch profiler; what no operator accounts for is Python and dispatch overhead."""
+    """Milliseconds per new token (the prefill included) of one batched generation (8 rows), by operator
+    group, under the torch profiler; what no operator accounts for is Python and dispatch overhead."""
     from torch.profiler import ProfilerActivity, profile
 
     trainer = our_trainer(("helper", "main"), tokens, "/tmp/llm-coop-bench")
@@ -307,9 +307,10 @@ def report(uptimes: tuple[str, str], command: str, tokens: int, ours: list[Mappi
         "## Where a decode step's time goes",
         "",
         f"One batched generation (2 agents × 4 rows, {tokens} tokens) under the torch profiler, self time of "
-        "each operator group per decode step (the profiler adds its own overhead to every operator):",
+        "each operator group per new token, the two prompts' prefill included (the profiler adds its own "
+        "overhead to every operator):",
         "",
-        "| group | ms per step | share |", "|---|---:|---:|",
+        "| group | ms per new token | share |", "|---|---:|---:|",
     ]
     total = profile["total (wall, under the profiler)"]
     lines += [f"| {group} | {ms:.1f} | {100 * ms / total:.0f} % |" for group, ms in profile.items()]
