@@ -5,14 +5,19 @@ Three comparisons, each in one run on the same machine, SmolLM2-135M-Instruct wi
 1. **step time**: one MAGRPO step with 2 agents × G=4 (ours) against one single-agent step of
    Hugging Face TRL's ``GRPOTrainer`` with the same model, G, prompt, completion length and LoRA.
    Both generate exactly ``--tokens`` new tokens per completion (``min_new_tokens``) so the work matches.
-   Target: ours ≤ 1.6 × TRL.
-2. **peak memory** (max RSS of a fresh process): 2 agents on one shared base vs 1 agent. Target ≤ 1.3×.
+   Target: ours ≤ 0.8 × TRL.
+2. **peak memory** (max RSS of a fresh process): 2 agents on one shared base vs 1 agent. Target ≤ 1.1×.
 3. **generation**: both agents' G samples in one batched call (per-row adapters) vs one call per
-   agent in turn. Target ≥ 1.5× faster.
+   agent in turn, both with our backend; for reference also per agent in turn with ``model.generate``.
+   Target ≥ 3× faster.
+4. **profile** of the batched generation: where a decode step's time goes (torch profiler).
 
-Results go to ``benchmarks/results/trainer_step.md`` with the command and machine (``--quick``, a
-16-token smoke run, writes ``trainer_step_quick.md`` instead). The full run (128 tokens, 2 timed steps)
-takes ~6–8 minutes on 2 cores.
+Every measurement is repeated (``--repeats``, at least 3): each ratio is formed within one repeat
+(ours and TRL's i-th timed steps; batched and per-agent generation back to back; 1 and 2 agents'
+memory) and the report gives the median and range of the per-repeat ratios, with ``uptime`` at the
+start and end. Results go to ``benchmarks/results/trainer_step.md`` (``--quick``, a 16-token smoke
+run, writes ``trainer_step_quick.md`` instead). The full run (128 tokens, 3 repeats) takes ~15 minutes
+on 2 quiet cores.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -143,25 +149,77 @@ def time_trl(steps: int, tokens: int, run_dir: str) -> list[float]:
 
 
 # ---------------------------------------------------------------------------- generation and memory
-def time_generation(tokens: int, repeats: int) -> dict[str, float]:
+def time_generation(tokens: int, repeats: int) -> dict[str, list[float]]:
+    """Seconds per repeat: both agents batched, per agent in turn (ours), per agent with ``generate``."""
+    trainer = our_trainer(("helper", "main"), tokens, "/tmp/llm-coop-bench")
+    requests = _generation_requests(tokens)
+    backend = trainer.backend
+    backend.generate(requests[:1])  # warm-up
+    times: dict[str, list[float]] = {"batched": [], "per_agent": [], "per_agent_generate": []}
+    for _ in range(repeats):
+        times["batched"].append(_seconds(lambda: backend.generate(requests)))
+        times["per_agent"].append(_seconds(lambda: [backend.generate([r]) for r in requests]))
+        times["per_agent_generate"].append(_seconds(lambda: [_hf_generate(trainer, r, tokens) for r in requests]))
+    return times
+
+
+def _generation_requests(tokens: int):
     from trainers.config import SamplingConfig
     from trainers.generation.base import GenerationRequest
 
-    trainer = our_trainer(("helper", "main"), tokens, "/tmp/llm-coop-bench")
     sampling = SamplingConfig(temperature=1.0, max_new_tokens=tokens)
-    requests = [GenerationRequest(a, PROMPT, 4, sampling) for a in ("helper", "main")]
-    backend = trainer.backend
-    backend.generate(requests[:1])  # warm-up
-    batched, per_agent = [], []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        backend.generate(requests)
-        batched.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        for request in requests:
-            backend.generate([request])
-        per_agent.append(time.perf_counter() - start)
-    return {"batched_s": statistics.median(batched), "per_agent_s": statistics.median(per_agent)}
+    return [GenerationRequest(a, PROMPT, 4, sampling) for a in ("helper", "main")]
+
+
+def _hf_generate(trainer, request, tokens: int):
+    """One agent's G samples the plain way: its adapter active, ``model.generate`` on G copies of the prompt."""
+    import torch
+
+    slot = trainer.policies.activate(request.agent)
+    prompt = torch.tensor([trainer.policies.prompt_ids(request.agent, request.observation)] * request.num_samples)
+    with torch.no_grad():
+        return slot.model.generate(
+            input_ids=prompt, attention_mask=torch.ones_like(prompt), do_sample=True, temperature=1.0, top_k=0,
+            top_p=1.0, min_new_tokens=tokens, max_new_tokens=tokens, pad_token_id=slot.tokenizer.pad_token_id,
+        )
+
+
+def _seconds(work) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+# Profiler operators grouped by what they do in a decode step.
+_PROFILE_GROUPS = {
+    "weights (linear layers, lm_head)": ("aten::mm", "aten::addmm", "aten::linear", "aten::matmul"),
+    "per-row LoRA (bmm)": ("aten::bmm",),
+    "attention": ("aten::_scaled_dot_product_flash_attention_for_cpu", "aten::scaled_dot_product_attention",
+                  "aten::_scaled_dot_product_attention_math"),
+    "KV cache and row copies (cat, copy, index)": ("aten::cat", "aten::copy_", "aten::index", "aten::index_select",
+                                                   "aten::slice_scatter", "aten::index_put_"),
+    "sampling (softmax, noise, argmax)": ("aten::exponential_", "aten::_log_softmax", "aten::_softmax", "aten::argmax",
+                                          "aten::exp", "aten::div", "aten::sort", "aten::cumsum", "aten::gather"),
+}
+
+
+def profile_generation(tokens: int) -> dict[str, float]:
+    """Milliseconds per new token (the prefill included) of one batched generation (8 rows), by operator
+    group, under the torch profiler; what no operator accounts for is Python and dispatch overhead."""
+    from torch.profiler import ProfilerActivity, profile
+
+    trainer = our_trainer(("helper", "main"), tokens, "/tmp/llm-coop-bench")
+    requests = _generation_requests(tokens)
+    trainer.backend.generate(requests)  # warm-up
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        wall = _seconds(lambda: trainer.backend.generate(requests))
+    groups = dict.fromkeys([*_PROFILE_GROUPS, "other operators"], 0.0)
+    for event in prof.key_averages():
+        group = next((g for g, names in _PROFILE_GROUPS.items() if event.key in names), "other operators")
+        groups[group] += event.self_cpu_time_total / 1000 / tokens
+    groups["Python and dispatch (no operator)"] = max(wall * 1000 / tokens - sum(groups.values()), 0.0)
+    groups["total (wall, under the profiler)"] = wall * 1000 / tokens
+    return groups
 
 
 def memory_child(num_agents: int, tokens: int) -> None:
@@ -172,92 +230,128 @@ def memory_child(num_agents: int, tokens: int) -> None:
     print(json.dumps({"agents": num_agents, "peak_mb": peak_mb}))
 
 
-def measure_memory(tokens: int) -> dict[int, float]:
-    peaks = {}
-    for agents in (1, 2):
-        out = subprocess.run(
-            [sys.executable, "-m", "benchmarks.trainer_step", "--memory-child", str(agents), "--tokens", str(tokens)],
-            capture_output=True, text=True, check=True,
-        ).stdout
-        peaks[agents] = json.loads(out.strip().splitlines()[-1])["peak_mb"]
+def measure_memory(tokens: int, repeats: int) -> dict[int, list[float]]:
+    """Peak RSS in MB of a fresh process running one step, with 1 and with 2 agents, per repeat."""
+    peaks: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(repeats):
+        for agents in (1, 2):
+            out = subprocess.run(
+                [sys.executable, "-m", "benchmarks.trainer_step", "--memory-child", str(agents), "--tokens", str(tokens)],
+                capture_output=True, text=True, check=True,
+            ).stdout
+            peaks[agents].append(json.loads(out.strip().splitlines()[-1])["peak_mb"])
     return peaks
 
 
 # ---------------------------------------------------------------------------- report
-def report(load: tuple[float, ...], command: str, tokens: int, ours: list[Mapping[str, float]], trl: list[float] | None,
-           trl_error: str | None, generation: Mapping[str, float], memory: Mapping[int, float]) -> str:
+def spread(values: list[float], unit: str = "×", digits: int = 2) -> str:
+    """``median (min–max)`` of per-repeat values."""
+    return (f"{statistics.median(values):.{digits}f}{unit} ({min(values):.{digits}f}–{max(values):.{digits}f}{unit}, "
+            f"{len(values)} repeats)")
+
+
+def uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def report(uptimes: tuple[str, str], command: str, tokens: int, ours: list[Mapping[str, float]],
+           trl: list[float] | None, trl_error: str | None, generation: Mapping[str, list[float]],
+           memory: Mapping[int, list[float]], profile: Mapping[str, float], quick: bool = False) -> str:
     import torch
     import transformers
 
-    ours_s = statistics.median(o["step_s"] for o in ours)
+    step_s = [o["step_s"] for o in ours]
     from trainers.model_cache import model_label
 
     lines = [
         "# Trainer step: speed and memory", "",
+        *(["A 16-token smoke run (`--quick`): it checks that the benchmark runs; its figures are not results.", ""]
+          if quick else []),
         f"Command: `{command}`", "",
         f"Machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, "
         f"torch {torch.__version__}, transformers {transformers.__version__}, Python {platform.python_version()}.",
-        f"Load average (1 min) at start {load[0]:.2f}, at end {os.getloadavg()[0]:.2f}.", "",
+        f"`uptime` at start: `{uptimes[0]}`; at end: `{uptimes[1]}`.", "",
         f"Settings, identical for both trainers: {model_label('default')}, fp32 weights and compute, LoRA r=8, "
         "alpha 16, no dropout, on q/k/v/o; one prompt per step (the same short coding prompt, chat template); "
         f"G=4 completions per prompt and agent, exactly {tokens} new tokens each (end-of-sequence suppressed "
         "until then), temperature 1.0, top_k off, top_p 1.0; lr 1e-4, no KL (beta 0), one optimizer step per "
         "generation, no gradient checkpointing (TRL's default is on; off is faster on this CPU). Ours trains "
-        "2 agents (8 completions), TRL 1 agent (4 completions). "
-        "Median of the timed steps after one warm-up step.", "",
-        "| measurement | value | target |", "|---|---:|---|",
-        f"| ours: one MAGRPO step, 2 agents × G=4 | {ours_s:.1f} s "
+        "2 agents (8 completions), TRL 1 agent (4 completions). Each trainer takes one warm-up step, then "
+        f"{len(ours)} timed steps; ratios are formed per repeat (ours' i-th step / TRL's i-th step, generation "
+        "batched and per agent back to back, memory of 1 and 2 agents) and given as median (range).", "",
+        "| measurement | value (median (range)) | target |", "|---|---:|---|",
+        f"| ours: one MAGRPO step, 2 agents × G=4 | {spread(step_s, ' s', 1)} "
         f"(rollout {statistics.median(o['rollout_s'] for o in ours):.1f} s, "
         f"update {statistics.median(o['update_s'] for o in ours):.1f} s) | |",
     ]
     if trl:
-        trl_s = statistics.median(trl)
-        lines.append(f"| TRL GRPOTrainer: one step, 1 agent × G=4 | {trl_s:.1f} s | |")
-        lines.append(f"| ratio ours / TRL | **{ours_s / trl_s:.2f}×** | ≤ 1.6× |")
+        lines.append(f"| TRL GRPOTrainer: one step, 1 agent × G=4 | {spread(trl, ' s', 1)} | |")
+        lines.append(f"| ratio ours / TRL | **{spread([o / t for o, t in zip(step_s, trl)])}** | ≤ 0.8× |")
     else:
         lines.append(f"| TRL GRPOTrainer | not measured: {trl_error} | |")
-    speedup = generation["per_agent_s"] / generation["batched_s"]
+    batched, per_agent, hf = generation["batched"], generation["per_agent"], generation["per_agent_generate"]
     lines += [
-        f"| generation, both agents batched (8 rows) | {generation['batched_s']:.1f} s "
-        f"({8 * tokens / generation['batched_s']:.0f} tokens/s) | |",
-        f"| generation, per agent in turn (2 × 4 rows) | {generation['per_agent_s']:.1f} s "
-        f"({8 * tokens / generation['per_agent_s']:.0f} tokens/s) | |",
-        f"| batched speed-up | **{speedup:.2f}×** | ≥ 1.5× |",
-        f"| peak RSS, 1 agent | {memory[1]:.0f} MB | |",
-        f"| peak RSS, 2 agents on a shared base | {memory[2]:.0f} MB | |",
-        f"| memory ratio 2 / 1 | **{memory[2] / memory[1]:.2f}×** | ≤ 1.3× |",
+        f"| generation, both agents batched (8 rows) | {spread(batched, ' s', 1)}, "
+        f"{8 * tokens / statistics.median(batched):.0f} tokens/s | |",
+        f"| generation, per agent in turn (2 × 4 rows) | {spread(per_agent, ' s', 1)}, "
+        f"{8 * tokens / statistics.median(per_agent):.0f} tokens/s | |",
+        f"| batched speed-up over per agent in turn | **{spread([p / b for p, b in zip(per_agent, batched)])}** | ≥ 3× |",
+        f"| reference: per agent in turn with `model.generate` (2 × 4 rows) | {spread(hf, ' s', 1)}, "
+        f"{8 * tokens / statistics.median(hf):.0f} tokens/s | |",
+        f"| batched speed-up over `model.generate` per agent | {spread([h / b for h, b in zip(hf, batched)])} | |",
+        f"| peak RSS, 1 agent | {spread(memory[1], ' MB', 0)} | |",
+        f"| peak RSS, 2 agents on a shared base | {spread(memory[2], ' MB', 0)} | |",
+        f"| memory ratio 2 / 1 | **{spread([two / one for one, two in zip(memory[1], memory[2])])}** | ≤ 1.1× |",
         "",
-        "Timings on a shared 2-core machine are noisy; the ratios come from measurements taken in the same run.",
+        "## Where a decode step's time goes",
+        "",
+        f"One batched generation (2 agents × 4 rows, {tokens} tokens) under the torch profiler, self time of "
+        "each operator group per new token, the two prompts' prefill included (the profiler adds its own "
+        "overhead to every operator):",
+        "",
+        "| group | ms per new token | share |", "|---|---:|---:|",
     ]
+    total = profile["total (wall, under the profiler)"]
+    lines += [f"| {group} | {ms:.1f} | {100 * ms / total:.0f} % |" for group, ms in profile.items()]
+    lines += ["", "Timings on a shared 2-core machine are noisy; the ratios come from measurements taken in the same run."]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=128, help="new tokens per completion")
-    parser.add_argument("--steps", type=int, default=2, help="timed steps per trainer (after one warm-up)")
-    parser.add_argument("--quick", action="store_true", help="16 tokens, 1 timed step")
+    parser.add_argument("--repeats", type=int, default=3, help="timed steps per trainer and repeats of every measurement")
+    parser.add_argument("--steps", type=int, help=argparse.SUPPRESS)  # the old name of --repeats
+    parser.add_argument("--quick", action="store_true", help="16 tokens (3 repeats)")
     parser.add_argument("--memory-child", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.steps is not None:
+        warnings.warn("--steps is deprecated; use --repeats", DeprecationWarning, stacklevel=1)
+        args.repeats = args.steps
     if args.quick:
-        args.tokens, args.steps = 16, 1
+        args.tokens = 16
     if args.memory_child:
         memory_child(args.memory_child, args.tokens)
         return 0
+    if args.repeats < 3:
+        parser.error("--repeats must be at least 3 (the report gives a median and range)")
     command = "python -m benchmarks.trainer_step " + " ".join(sys.argv[1:] if argv is None else argv)
-    load = os.getloadavg()
-    memory = measure_memory(args.tokens)
-    generation = time_generation(args.tokens, repeats=max(args.steps, 1))
-    ours_trainer = our_trainer(("helper", "main"), args.tokens, "/tmp/llm-coop-bench")
-    trl_times, trl_error, ours = None, None, []
+    started = uptime()
+    memory = measure_memory(args.tokens, args.repeats)
+    generation = time_generation(args.tokens, args.repeats)
+    profile = profile_generation(args.tokens)
+    trl_times, trl_error = None, None
     try:
-        trl_times = time_trl(args.steps + 1, args.tokens, "/tmp/llm-coop-bench-trl")[1:]
+        trl_times = time_trl(args.repeats + 1, args.tokens, "/tmp/llm-coop-bench-trl")[1:]
     except ImportError as error:
         trl_error = f"TRL not installed ({error}); pip install trl"
+    ours_trainer = our_trainer(("helper", "main"), args.tokens, "/tmp/llm-coop-bench")
     time_ours(ours_trainer)  # warm-up
-    for _ in range(args.steps):
-        ours.append(time_ours(ours_trainer))
-    text = report(load, command, args.tokens, ours, trl_times, trl_error, generation, memory)
+    ours = [time_ours(ours_trainer) for _ in range(args.repeats)]
+    text = report((started, uptime()), command, args.tokens, ours, trl_times, trl_error, generation, memory, profile, args.quick)
     target = RESULTS.with_name("trainer_step_quick.md") if args.quick else RESULTS  # a smoke run keeps the real figures
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")

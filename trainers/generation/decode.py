@@ -3,7 +3,8 @@
 Why not ``model.generate``: in a group of G samples every row shares its prompt, and on a CPU the
 prompt pass (~300 chat-template tokens) of G rows costs as much as ~40 decode steps. Here each
 distinct (adapter, prompt) pair is prefilled once, its cache rows are copied to its samples, and the
-decode steps run all rows (all agents) together. Sampling matches ``generate``'s: temperature,
+decode steps run all rows (all agents) together, writing into a KV cache allocated once
+(:mod:`trainers.generation.kv_cache`); rows that finish leave the batch. Sampling matches ``generate``'s: temperature,
 then nucleus (``top_p``) filtering, then a draw from the softmax; greedy when temperature is 0
 (:mod:`trainers.generation.distribution`, which the loss scores with too). A row ends at any
 end-of-sequence token (``eos_ids``: every end token of the model), a stop string, or ``max_new_tokens``.
@@ -19,6 +20,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from trainers.generation.distribution import sampling_log_probs
+from trainers.generation.kv_cache import RowCache
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,9 +48,15 @@ def decode(
     settings: DecodeSettings,
     adapter_scope: AdapterScope,
     decode_text: Callable[[list[int]], str] | None = None,
+    compact: bool = True,
 ) -> tuple[list[list[int]], list[list[float]]]:
     """New tokens for each row (row ``i`` continues ``prompts[prompt_of_row[i]]``), without padding,
-    and each token's log-probability under the sampling distribution."""
+    and each token's log-probability under the sampling distribution.
+
+    With ``compact`` (the default), rows that have finished leave the batch (the KV cache keeps only the
+    running rows); without it they keep decoding padding to the end. Both give the same tokens: sampling
+    noise is drawn for every row at every step (:func:`_pick`), so a row's draws never depend on which
+    other rows are still running."""
     device = next(model.parameters()).device
     width = max(len(p) for p in prompts)
     ids = torch.tensor([[settings.pad_id] * (width - len(p)) + list(p) for p in prompts], device=device)
@@ -56,48 +64,83 @@ def decode(
     with adapter_scope(range(len(prompts))):
         out = model(input_ids=ids, attention_mask=mask, position_ids=_positions(mask), use_cache=True, logits_to_keep=1)
     index = torch.tensor(list(prompt_of_row), device=device)
-    cache = out.past_key_values
-    cache.reorder_cache(index)  # each prompt's keys/values copied to its sample rows
-    logits, mask = out.logits[index, -1].float(), mask[index]
-    position = mask.sum(-1, keepdim=True)
+    cache = _row_cache(out.past_key_values, index, settings.max_new_tokens)
+    logits = out.logits[index, -1].float()
+    # The attention mask of every step, allocated once: prompt part, then one column per new token.
+    full_mask = torch.zeros(len(index), width + settings.max_new_tokens, dtype=mask.dtype, device=device)
+    full_mask[:, :width] = mask[index]
+    position = full_mask.sum(-1, keepdim=True)
     rows = len(prompt_of_row)
+    running = list(range(rows))  # the original row of each batch row
     tokens: list[list[int]] = [[] for _ in range(rows)]
     logprobs: list[list[float]] = [[] for _ in range(rows)]
     finished = torch.zeros(rows, dtype=torch.bool, device=device)
     eos = torch.tensor(sorted(settings.eos_ids), dtype=torch.long, device=device)
-    with adapter_scope(prompt_of_row):
+    with contextlib.ExitStack() as scopes:
+        scopes.enter_context(adapter_scope(prompt_of_row))
         for step in range(settings.max_new_tokens):
             if step < settings.min_new_tokens and len(eos):
                 logits[:, eos] = -float("inf")
-            chosen, chosen_logprobs = _pick(logits, settings)
+            chosen, chosen_logprobs = _pick(logits, settings, rows, running)
             chosen = torch.where(finished, torch.full_like(chosen, settings.pad_id), chosen)
-            for row, (token, logprob, done) in enumerate(zip(chosen.tolist(), chosen_logprobs.tolist(), finished.tolist())):
+            for row, token, logprob, done in zip(running, chosen.tolist(), chosen_logprobs.tolist(), finished.tolist()):
                 if not done:
                     tokens[row].append(token)
                     logprobs[row].append(logprob)
-            finished |= torch.isin(chosen, eos) if len(eos) else torch.zeros_like(finished)
+            if len(eos):
+                finished |= torch.isin(chosen, eos)
             if settings.stop and decode_text is not None:
-                finished |= _stopped(tokens, finished, settings.stop, decode_text, device)
+                finished |= _stopped([tokens[row] for row in running], finished, settings.stop, decode_text, device)
             if bool(finished.all()) or step + 1 == settings.max_new_tokens:
                 break
-            mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1)
-            out = model(input_ids=chosen[:, None], attention_mask=mask, position_ids=position,
-                        past_key_values=cache, use_cache=True)
-            cache, logits, position = out.past_key_values, out.logits[:, -1].float(), position + 1
+            if compact and _worth_compacting(finished):
+                keep = (~finished).nonzero().squeeze(-1)
+                cache.reorder_cache(keep)
+                full_mask, position, chosen, finished = full_mask[keep], position[keep], chosen[keep], finished[keep]
+                running = [running[i] for i in keep.tolist()]
+                scopes.close()  # the adapters' per-row matrices follow the rows
+                scopes.enter_context(adapter_scope([prompt_of_row[row] for row in running]))
+            full_mask[:, width + step] = 1
+            out = model(input_ids=chosen[:, None], attention_mask=full_mask[:, : width + step + 1],
+                        position_ids=position, past_key_values=cache, use_cache=True)
+            logits, position = out.logits[:, -1].float(), position + 1
     return tokens, logprobs
+
+
+def _row_cache(prefill, index: torch.Tensor, new_tokens: int):
+    """The prefill's cache with each prompt's keys/values copied to its sample rows, preallocated for
+    ``new_tokens`` more positions when the model's cache layers allow it."""
+    if RowCache.supports(prefill):
+        return RowCache(prefill, index, new_tokens)
+    prefill.reorder_cache(index)
+    return prefill
+
+
+def _worth_compacting(finished: torch.Tensor) -> bool:
+    """Drop finished rows once they are a quarter of the batch: each drop copies the KV cache once."""
+    done = int(finished.sum())
+    return done > 0 and done * 4 >= len(finished)
 
 
 def _positions(mask: torch.Tensor) -> torch.Tensor:
     return (mask.cumsum(-1) - 1).clamp(min=0)
 
 
-def _pick(logits: torch.Tensor, settings: DecodeSettings) -> tuple[torch.Tensor, torch.Tensor]:
-    """The next token of each row and its log-probability under the sampling distribution."""
+def _pick(logits: torch.Tensor, settings: DecodeSettings, rows: int, running: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The next token of each running row and its log-probability under the sampling distribution.
+
+    Sampling is an exponential race: ``argmax(p / E)`` with ``E ~ Exp(1)`` per token draws from ``p``
+    exactly (what ``torch.multinomial`` does inside). The noise is drawn for all ``rows`` of the
+    generation, running or not, so each row's draw is the same whichever rows are still in the batch."""
     log_probs = sampling_log_probs(logits, settings.temperature, settings.top_p)
     if settings.temperature <= 0:
         chosen = logits.argmax(-1)
     else:
-        chosen = torch.multinomial(log_probs.exp(), 1).squeeze(-1)
+        # Clamped away from 0: a zero draw would turn a token outside the nucleus (p = 0) into 0/0 = NaN.
+        noise = torch.empty(rows, logits.shape[-1], device=logits.device).exponential_().clamp_(min=torch.finfo().tiny)
+        if len(running) < rows:
+            noise = noise[torch.tensor(running, device=logits.device)]
+        chosen = (log_probs.exp() / noise).argmax(-1)
     return chosen, log_probs.gather(-1, chosen[:, None]).squeeze(-1)
 
 

@@ -1,0 +1,97 @@
+"""The decode loop's fast paths change no token: dropping finished rows from the batch and the
+preallocated KV cache give the same tokens and log-probs as the plain loop, greedy and seeded sampling,
+with two agents' adapters mixed in one batch. The sampler draws from the sampling distribution."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("peft")
+
+from tests.trainers.conftest import tiny_config  # noqa: E402
+from trainers.generation import kv_cache  # noqa: E402
+from trainers.generation.decode import DecodeSettings, _pick, decode  # noqa: E402
+from trainers.generation.transformers_backend import _adapter_scope  # noqa: E402
+from trainers.policy import build_policies  # noqa: E402
+
+OBSERVATIONS = {"helper": "def add(x, y): return", "main": "helper main agents cooperate and write code"}
+
+
+@pytest.fixture()
+def batch(tmp_path, tiny_models):
+    """A model with two different adapters, both agents' prompts (different lengths), 3 rows each, and
+    end tokens common enough that rows finish at different steps."""
+    policies = build_policies(("helper", "main"), tiny_config(tmp_path), tiny_models)
+    torch.manual_seed(1)
+    model = policies.slots["helper"].model
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0.0, 0.5)
+    prompts = [policies.prompt_ids(agent, obs) for agent, obs in OBSERVATIONS.items()]
+    adapters = [policies.slots[agent].adapter for agent in OBSERVATIONS]
+    greedy = _decode(model, prompts, adapters, temperature=0.0, compact=False, eos_ids=frozenset())[0]
+    common = [t for row in greedy for t in row[2:5]]  # tokens each greedy row emits after a few steps
+    return model, prompts, adapters, frozenset(common)
+
+
+def _decode(model, prompts, adapters, compact, temperature, eos_ids, top_p=1.0, seed=0):
+    settings = DecodeSettings(max_new_tokens=10, temperature=temperature, top_p=top_p, eos_ids=eos_ids)
+    torch.manual_seed(seed)
+    return decode(model, prompts, [0, 0, 0, 1, 1, 1], settings,
+                  lambda rows: _adapter_scope(model, [adapters[i] for i in rows]), compact=compact)
+
+
+@pytest.mark.parametrize("sampling", [{"temperature": 0.0}, {"temperature": 1.0}, {"temperature": 0.8, "top_p": 0.9}])
+def test_dropping_finished_rows_changes_no_token(batch, monkeypatch, sampling):
+    model, prompts, adapters, eos_ids = batch
+    drops = []
+    keep_rows = kv_cache._PreallocatedLayer.keep_rows
+    monkeypatch.setattr(kv_cache._PreallocatedLayer, "keep_rows", lambda self, rows: drops.append(len(rows)) or keep_rows(self, rows))
+    mixed_lengths = 0
+    for seed in (0, 1, 2, 3):
+        kept_tokens, kept_logprobs = _decode(model, prompts, adapters, False, eos_ids=eos_ids, seed=seed, **sampling)
+        tokens, logprobs = _decode(model, prompts, adapters, True, eos_ids=eos_ids, seed=seed, **sampling)
+        assert tokens == kept_tokens
+        for ours, theirs in zip(logprobs, kept_logprobs):
+            torch.testing.assert_close(torch.tensor(ours), torch.tensor(theirs), rtol=1e-5, atol=1e-5)
+        mixed_lengths += len({len(row) for row in tokens}) > 1
+    assert mixed_lengths and drops  # rows did finish at different steps and left the batch early
+
+
+@pytest.mark.parametrize("sampling", [{"temperature": 0.0}, {"temperature": 1.0}])
+def test_preallocated_cache_equals_transformers_cache(batch, monkeypatch, sampling):
+    model, prompts, adapters, eos_ids = batch
+    ours = _decode(model, prompts, adapters, True, eos_ids=eos_ids, **sampling)
+    monkeypatch.setattr(kv_cache.RowCache, "supports", staticmethod(lambda prefill: False))
+    dynamic = _decode(model, prompts, adapters, True, eos_ids=eos_ids, **sampling)
+    assert ours[0] == dynamic[0]
+    for mine, theirs in zip(ours[1], dynamic[1]):
+        torch.testing.assert_close(torch.tensor(mine), torch.tensor(theirs), rtol=1e-5, atol=1e-5)
+
+
+def test_preallocated_cache_refuses_to_overflow():
+    layer = kv_cache._PreallocatedLayer(torch.zeros(1, 2, 3, 4), torch.zeros(1, 2, 3, 4), capacity=4)
+    layer.update(torch.ones(1, 2, 1, 4), torch.ones(1, 2, 1, 4))
+    assert layer.get_seq_length() == 4 and layer.keys.shape == (1, 2, 4, 4) and float(layer.keys[0, 0, 3, 0]) == 1.0
+    with pytest.raises(RuntimeError, match="KV cache full"):
+        layer.update(torch.ones(1, 2, 1, 4), torch.ones(1, 2, 1, 4))
+
+
+@pytest.mark.parametrize("top_p", [1.0, 0.8])
+def test_sampler_draws_from_the_sampling_distribution(top_p):
+    logits = torch.tensor([2.0, 1.0, 0.5, -1.0, 0.0])
+    settings = DecodeSettings(max_new_tokens=1, temperature=0.7, top_p=top_p)
+    rows = 40_000
+    torch.manual_seed(0)
+    chosen, logprobs = _pick(logits.expand(rows, -1).clone(), settings, rows, range(rows))
+    expected = torch.softmax(logits / 0.7, -1)
+    if top_p < 1:
+        order = expected.argsort(descending=True)
+        outside = order[(expected[order].cumsum(0) - expected[order]) >= top_p]
+        expected[outside] = 0
+        expected /= expected.sum()
+    frequencies = torch.bincount(chosen, minlength=len(logits)).float() / rows
+    torch.testing.assert_close(frequencies, expected, rtol=0, atol=0.01)  # 4+ standard errors
+    torch.testing.assert_close(logprobs.exp(), expected[chosen])
