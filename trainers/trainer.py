@@ -258,7 +258,7 @@ class Trainer:
                 for agent in self.policies.agents_of(key):
                     metrics[f"agent/{agent}/grad_norm"] = norm
                 optimizer.step()
-            if self.owned_modules:
+            for _ in range(declared(self.algorithm, "module_updates") if self.owned_modules else 0):
                 self._update_owned_modules()
             self.backend.sync_weights()
         metrics.update({f"agent/{a}/logp_mean": v for a, v in self._logp_means.items()})

@@ -116,6 +116,9 @@ class AlgorithmBase:
     """True when :meth:`advantages` reads ``group.greedy``: the rollout then also samples one greedy
     joint reply per node and steps it (not trained on)."""
 
+    module_updates: ClassVar[int] = 1
+    """Optimizer steps of the owned modules (:meth:`modules_loss`) per inner epoch of an update."""
+
     loss_options: LossOptions = LossOptions()
     """Set from the constructor's ``clip_eps``, ``kl_coef``, ``token_aggregation`` (``algo_kwargs``)."""
 
