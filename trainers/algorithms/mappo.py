@@ -81,22 +81,24 @@ class MAPPO(AlgorithmBase):
 
     def advantages(self, group: Group) -> list[list[np.ndarray]]:
         returns = group.returns_per_agent() if self.own_returns else np.repeat(group.returns[:, None], len(group.agents), 1)
-        table: list[list[np.ndarray]] = [[] for _ in group.samples]
+        table = [[np.zeros(0)] * len(group.agents) for _ in group.samples]
         for column, agent in enumerate(group.agents):
+            # Siblings share their observations: one batched forward per distinct joint prompt.
+            batches: dict[tuple[int, ...], list[int]] = {}
             for row, sample in enumerate(group.samples):
-                completion = sample.replies[agent].completion_ids
-                if not completion:
-                    table[row].append(np.zeros(0))
-                    continue
-                joint = [t for a in group.agents for t in sample.replies[a].prompt_ids]
-                feats = self.features(agent, joint, [completion])[0]
-                with torch.no_grad():
-                    values = self.head(feats).squeeze(-1)
-                advantage = self.gae(values, float(returns[row, column]))
-                self._features.append(feats)
-                self._values.append(values)
-                self._targets.append(advantage + values)
-                table[row].append(advantage.cpu().numpy())
+                if sample.replies[agent].completion_ids:
+                    joint = tuple(t for a in group.agents for t in sample.replies[a].prompt_ids)
+                    batches.setdefault(joint, []).append(row)
+            for joint, rows in batches.items():
+                completions = [group.samples[row].replies[agent].completion_ids for row in rows]
+                for row, feats in zip(rows, self.features(agent, list(joint), completions)):
+                    with torch.no_grad():
+                        values = self.head(feats).squeeze(-1)
+                    advantage = self.gae(values, float(returns[row, column]))
+                    self._features.append(feats)
+                    self._values.append(values)
+                    self._targets.append(advantage + values)
+                    table[row][column] = advantage.cpu().numpy()
         return table
 
     def loss(self, batch: LossBatch) -> torch.Tensor:
