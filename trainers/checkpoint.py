@@ -3,7 +3,9 @@
 Layout of ``<run>/checkpoints/step-00000004/``::
 
     weights/<key>.safetensors    trained tensors of each key: LoRA matrices of an agent's adapter (or full weights)
-    optimizer.bin, optimizer_1.bin, ...   one AdamW state per key, in the order of ``state.json`` "keys"
+    modules/<name>.safetensors   each module the algorithm owns (``build_modules``: a value head, a critic)
+    optimizer.bin, optimizer_1.bin, ...   one state per key, in the order of ``state.json`` "keys", then
+                                 one per owned module, in the order of ``state.json`` "modules"
     random_states_<rank>.pkl     each rank's Python, NumPy and torch (and CUDA) generators
     state.json                   step, keys, number of processes, and the config that produced it
 
@@ -35,20 +37,30 @@ import torch
 CHECKPOINTS = "checkpoints"
 PREFIX = "step-"
 WEIGHTS = "weights"
+MODULES = "modules"
 
 
-def register_weight_hooks(accelerator: Any, policies: Any) -> None:
-    """Make ``save_state``/``load_state`` write and read each key's trained tensors (not whole models)."""
+def register_weight_hooks(accelerator: Any, policies: Any, owned: Mapping[str, torch.nn.Module] | None = None) -> None:
+    """Make ``save_state``/``load_state`` write and read each key's trained tensors (not whole models)
+    and the algorithm's ``owned`` modules (prepared or bare), by name."""
+    owned = {name: accelerator.unwrap_model(module) for name, module in (owned or {}).items()}
 
     def save_weights(models: list, weights: list, output_dir: str) -> None:
         weights.clear()  # Accelerate would write every prepared model's full state dict
         if accelerator.is_main_process:
             save_weights_folder(Path(output_dir), {key: policies.state_dict(key) for key in policies.keys})
+            save_weights_folder(Path(output_dir), {n: m.state_dict() for n, m in owned.items()}, MODULES)
 
     def load_weights(models: list, input_dir: str) -> None:
         models.clear()  # loaded here instead
         for key, tensors in read_weights(Path(input_dir)).items():
             policies.load_state_dict(key, tensors)
+        saved = read_weights(Path(input_dir), MODULES)
+        if set(saved) != set(owned):
+            raise ValueError(f"The checkpoint {input_dir} holds the algorithm modules {sorted(saved)}; "
+                             f"this run's algorithm owns {sorted(owned)}.")
+        for name, tensors in saved.items():
+            owned[name].load_state_dict(tensors)
 
     accelerator.register_save_state_pre_hook(save_weights)
     accelerator.register_load_state_pre_hook(load_weights)
@@ -76,13 +88,17 @@ def save_checkpoint(accelerator: Any, run_dir: Path, step: int, state: Mapping[s
     return final
 
 
-def restore_checkpoint(accelerator: Any, path: Path, keys: list[str]) -> dict[str, Any]:
-    """Load weights, optimizers (one per key of ``keys``, in that order) and this rank's generators
-    from ``path``; returns its ``state.json``."""
+def restore_checkpoint(accelerator: Any, path: Path, keys: list[str], modules: list[str] = ()) -> dict[str, Any]:
+    """Load weights, optimizers (one per key of ``keys``, then one per owned module of ``modules``, in
+    those orders) and this rank's generators from ``path``; returns its ``state.json``."""
+    modules = list(modules)
     path = Path(path)
     state = json.loads((path / "state.json").read_text(encoding="utf-8"))
     if state.get("keys", keys) != keys:
         raise ValueError(f"The checkpoint {path} trained the weights of {state['keys']}; this run trains {keys}.")
+    if state.get("modules", modules) != modules:
+        raise ValueError(f"The checkpoint {path} holds the algorithm modules {state['modules']}; "
+                         f"this run's algorithm owns {modules}.")
     accelerator.load_state(str(path))
     return state
 
@@ -102,18 +118,20 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     return {"step": int(state["step"]), "state": state, "weights": read_weights(path)}
 
 
-def save_weights_folder(folder: Path, weights: Mapping[str, Mapping[str, torch.Tensor]]) -> None:
+def save_weights_folder(folder: Path, weights: Mapping[str, Mapping[str, torch.Tensor]], sub: str = WEIGHTS) -> None:
     from safetensors.torch import save_file
 
-    (folder / WEIGHTS).mkdir(parents=True, exist_ok=True)
+    if not weights:
+        return
+    (folder / sub).mkdir(parents=True, exist_ok=True)
     for key, tensors in weights.items():
-        save_file({k: v.contiguous() for k, v in tensors.items()}, str(folder / WEIGHTS / f"{key}.safetensors"))
+        save_file({k: v.contiguous() for k, v in tensors.items()}, str(folder / sub / f"{key}.safetensors"))
 
 
-def read_weights(folder: Path) -> dict[str, dict[str, torch.Tensor]]:
+def read_weights(folder: Path, sub: str = WEIGHTS) -> dict[str, dict[str, torch.Tensor]]:
     from safetensors.torch import load_file
 
-    return {p.stem: load_file(str(p)) for p in sorted((folder / WEIGHTS).glob("*.safetensors"))}
+    return {p.stem: load_file(str(p)) for p in sorted((folder / sub).glob("*.safetensors"))}
 
 
 def _sync(folder: Path) -> None:

@@ -109,6 +109,20 @@ def prepare(accelerator: Any, policies: Any, optimizers: dict[str, torch.optim.O
     return modules, prepared
 
 
+def prepare_owned(accelerator: Any, algorithm: Any, policies: Any):
+    """The algorithm's own modules (``build_modules``) and their optimizers, on the policies' device and
+    prepared like the policies' (a DDP wrapper each with many processes): ``({name: module}, {name: optimizer})``.
+    Algorithms without ``build_modules`` own nothing."""
+    build = getattr(algorithm, "build_modules", None)
+    owned = dict(build(policies)) if callable(build) else {}
+    modules, optimizers = {}, {}
+    for name, module in owned.items():
+        module.to(policies.device)
+        optimizer = algorithm.build_optimizer(name, module)
+        modules[name], optimizers[name] = accelerator.prepare(module, optimizer)
+    return modules, optimizers
+
+
 @contextmanager
 def local_gradients(accelerator: Any, module: torch.nn.Module) -> Iterator[None]:
     """Backward passes inside accumulate gradients locally (no all-reduce)."""

@@ -118,7 +118,9 @@ class Trainer:
             for key in self.policies.keys
         }
         self.policies.training_modules, self.optimizers = distributed.prepare(self.accelerator, self.policies, optimizers)
-        register_weight_hooks(self.accelerator, self.policies)
+        self.owned_modules, self.owned_optimizers = distributed.prepare_owned(self.accelerator, self.algorithm, self.policies)
+        """The algorithm's own modules (``build_modules``) as prepared, and their optimizers, by name."""
+        register_weight_hooks(self.accelerator, self.policies, self.owned_modules)
         self.step = 0
         self._saved_step: int | None = None
         self._interrupted: Any = lambda: False
@@ -256,9 +258,28 @@ class Trainer:
                 for agent in self.policies.agents_of(key):
                     metrics[f"agent/{agent}/grad_norm"] = norm
                 optimizer.step()
+            for _ in range(declared(self.algorithm, "module_updates") if self.owned_modules else 0):
+                self._update_owned_modules()
             self.backend.sync_weights()
         metrics.update({f"agent/{a}/logp_mean": v for a, v in self._logp_means.items()})
         return metrics
+
+    def _update_owned_modules(self) -> None:
+        """One optimizer step of the algorithm's own modules on its ``modules_loss`` (DDP averages the
+        gradients in the backward, as for the policies)."""
+        for optimizer in self.owned_optimizers.values():
+            optimizer.zero_grad(set_to_none=True)
+        loss = self.algorithm.modules_loss(self.owned_modules)
+        if loss is None:
+            return
+        # A non-finite loss on any process makes the averaged gradients non-finite on every process:
+        # all of them stop here, before any step, and the last checkpoint stays intact.
+        self.accelerator.backward(loss)
+        params = [p for module in self.owned_modules.values() for p in module.parameters()]
+        if not math.isfinite(_clip(params, self.cfg.max_grad_norm)):
+            raise FloatingPointError(self._non_finite_message("The gradients of the algorithm's modules are not finite"))
+        for optimizer in self.owned_optimizers.values():
+            optimizer.step()
 
     def _non_finite_message(self, what: str) -> str:
         return (f"{what} at step {self.step + 1} (algorithm {self.cfg.algo}): training stopped before this "
@@ -343,7 +364,7 @@ class Trainer:
         if self._saved_step == self.step:
             return None
         self._saved_step = self.step
-        state = {"keys": list(self.optimizers), "config": self.cfg.to_dict(), "provenance": config_provenance(self.cfg)}
+        state = {"keys": list(self.optimizers), "modules": list(self.owned_modules), "config": self.cfg.to_dict(), "provenance": config_provenance(self.cfg)}
         path = save_checkpoint(self.accelerator, self.run_dir, self.step, state, self.cfg.keep_checkpoints)
         return path if self.dist.is_main else None
 
@@ -352,7 +373,7 @@ class Trainer:
         path = path or latest_checkpoint(self.run_dir)
         if path is None:
             return False
-        state = restore_checkpoint(self.accelerator, path, list(self.optimizers))
+        state = restore_checkpoint(self.accelerator, path, list(self.optimizers), list(self.owned_modules))
         self.step = self._saved_step = int(state["step"])
         self.backend.sync_weights()
         return True

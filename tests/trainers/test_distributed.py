@@ -95,6 +95,17 @@ def test_a_resumed_two_process_run_continues_exactly(tmp_path):
 
 
 @pytest.mark.slow
+def test_an_algorithms_own_module_is_synchronised_across_processes(tmp_path):
+    ranks = launch(tmp_path, "--scripted", "--steps", "2", "--mappo")
+    kinds = {rank["owned"]["value_head"][0] for rank in ranks}
+    assert kinds == {"DistributedDataParallel"}
+    head = ranks[0]["owned"]["value_head"][1]
+    assert any(v != 0 for v in head), "the value head never moved from its zero start"
+    assert ranks[1]["owned"]["value_head"][1] == head  # different rollouts, one averaged gradient
+    assert "algo/explained_variance" in ranks[0]["history"][-1]
+
+
+@pytest.mark.slow
 def test_a_two_process_checkpoint_resumes_in_one_process(tmp_path, tokenizer):
     """DDP keeps a full replica per rank, so a checkpoint loads on any number of processes."""
     from llm_coop_envs.core import CoopEnv

@@ -116,6 +116,9 @@ class AlgorithmBase:
     """True when :meth:`advantages` reads ``group.greedy``: the rollout then also samples one greedy
     joint reply per node and steps it (not trained on)."""
 
+    module_updates: ClassVar[int] = 1
+    """Optimizer steps of the owned modules (:meth:`modules_loss`) per inner epoch of an update."""
+
     loss_options: LossOptions = LossOptions()
     """Set from the constructor's ``clip_eps``, ``kl_coef``, ``token_aggregation`` (``algo_kwargs``)."""
 
@@ -127,6 +130,28 @@ class AlgorithmBase:
 
     def loss(self, batch: LossBatch) -> torch.Tensor:
         raise NotImplementedError
+
+    # ------------------------------------------------------------ owned modules
+    def build_modules(self, policies: Any) -> dict[str, torch.nn.Module]:
+        """Trainable modules this algorithm owns (a value head, a critic), by name; none by default.
+
+        Called once, after the policies are built (``policies``: :class:`trainers.policy.Policies`).
+        The trainer moves each module to the policies' device, prepares it and its optimizer
+        (:meth:`build_optimizer`) through Accelerate like its own models (DDP across processes),
+        steps it with :meth:`modules_loss`, and saves and restores both in checkpoints."""
+        return {}
+
+    def build_optimizer(self, name: str, module: torch.nn.Module) -> torch.optim.Optimizer:
+        """The optimizer of owned module ``name`` (default: AdamW, learning rate 1e-3)."""
+        return torch.optim.AdamW(module.parameters(), lr=1e-3)
+
+    def modules_loss(self, modules: Mapping[str, torch.nn.Module]) -> torch.Tensor | None:
+        """The owned modules' loss for this update (one call per inner epoch, after the policies' update).
+
+        ``modules`` are the prepared modules (DDP wrappers with many processes): call them, not the
+        ones :meth:`build_modules` returned, so that their gradients are averaged across processes.
+        Every process must return a loss that uses every module (or every process ``None``)."""
+        return None
 
     # ------------------------------------------------------------ hooks and metrics
     def on_step_start(self, step: int) -> None:

@@ -30,6 +30,7 @@ BUNDLED: Mapping[str, str] = {
     "mareinforce": "trainers.algorithms.mareinforce:MAREINFORCE",
     "marloo": "trainers.algorithms.marloo:MARLOO",
     "maremax": "trainers.algorithms.maremax:MAReMax",
+    "mappo": "trainers.algorithms.mappo:MAPPO",
 }
 
 _REGISTERED: dict[str, Callable[..., Any]] = {}
