@@ -103,6 +103,9 @@ def load_command(name: str, target: str) -> Command:
             f"training extras: {TRAIN_INSTALL_HINT}") from error
     except AttributeError as error:
         raise CommandUnavailable(f"llm-coop {name} cannot be loaded: {target} has no {function_name!r}") from error
+    except Exception as error:  # a plug-in that fails on import costs its own command only
+        raise CommandUnavailable(
+            f"llm-coop {name} cannot be loaded from {target}: {type(error).__name__}: {error}") from error
     if not callable(function):
         raise CommandUnavailable(f"llm-coop {name} cannot be loaded: {target} is not a function")
     return function

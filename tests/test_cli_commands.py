@@ -52,14 +52,19 @@ def test_bundled_commands_run_through_installed_entry_points(tmp_path, monkeypat
 
 
 def test_a_broken_plug_in_is_one_clear_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "raises_on_import_for_llm_coop.py").write_text("raise RuntimeError('half installed')\n")
     install(tmp_path, monkeypatch, "broken_plugin", {
-        "gone": "no_such_module_for_llm_coop:run", "typo": "tests.test_cli_commands:no_such_function"})
+        "gone": "no_such_module_for_llm_coop:run", "typo": "tests.test_cli_commands:no_such_function",
+        "crash": "raises_on_import_for_llm_coop:run"})
     assert main(["gone"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "llm-coop gone cannot be loaded" in err and "no_such_module" in err
     assert main(["typo"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no_such_function" in err
+    assert main(["crash"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "RuntimeError: half installed" in err
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "(unavailable: llm-coop gone cannot be loaded" in capsys.readouterr().out
