@@ -1,8 +1,8 @@
-"""Add the code and text metrics to finished episodes, from their replies and the env's task.
+"""Add the code and text metrics to finished episodes, from what the env reported and the env's task.
 
-Coding tasks: the program is assembled exactly as the env does (:func:`llm_coop_envs.coding.program.build_program`,
-so a helper function that main redefines stays the helper's), then the cooperation classifier reads
-the helper's and main's code. Writing tasks: ROUGE against the item's reference, length ratio, overlap.
+Coding tasks: the cooperation classifier reads the helper's and main's code of the program the env
+ran (``infos[agent]["details"]["code"]``, kept in :attr:`EpisodeRecord.code`), so nothing here
+assembles a program again. Writing tasks: ROUGE against the item's reference, length ratio, overlap.
 """
 
 from __future__ import annotations
@@ -34,12 +34,10 @@ def _is_coding(task: Any) -> bool:
 
 
 def _annotate_code(task: Any, i: int, record: EpisodeRecord) -> None:
-    from llm_coop_envs.coding.parsing import parse_reply
-    from llm_coop_envs.coding.program import build_program
-
-    problem = task.problems[i]
-    program = build_program(problem, parse_reply(record.replies.get("helper", "")), parse_reply(record.replies.get("main", "")))
-    analysis = analyze_cooperation(program.helper_code, program.main_code, problem.entry_point)
+    if not record.code:  # no verdict (the episode failed before its first joint reply was judged)
+        return
+    entry_point = task.problems[i].entry_point
+    analysis = analyze_cooperation(record.code.get("helper", ""), record.code.get("main", ""), entry_point)
     record.cooperates, record.scheme = analysis.cooperates, analysis.scheme
 
 

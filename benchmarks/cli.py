@@ -19,6 +19,10 @@ DEFAULT_METHODS = "single,concat,sequential,discussion,env"
 
 
 def eval_command(argv: Sequence[str]) -> int:
+    """Evaluate agents and baselines: pass@k, cooperation, tables, plots.
+
+    Example: llm-coop eval coop_basics-v0 --methods single,env -n 1 --problems 5
+    """
     args = _parser().parse_args(list(argv))
     from benchmarks.baselines.methods import get_method
     from benchmarks.evaluate import Entry, EvalConfig, evaluate

@@ -36,6 +36,8 @@ class EpisodeRecord:
     """Tokens on the critical path: per step, the longest reply among agents that act in parallel."""
     latency_s: float = 0.0
     """Generation seconds on the critical path (per step, the slowest generator call that served it)."""
+    code: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Coding envs: each role's code in the program the env ran for the last verdict (``details["code"]``)."""
     cooperates: bool | None = None
     scheme: str | None = None
     writing: dict[str, float] = dataclasses.field(default_factory=dict)

@@ -1,7 +1,9 @@
 """The ``llm-coop`` command: list environments, pull the default model, train, evaluate, benchmark.
 
-``envs`` needs only this package; ``train``/``pull-model`` need the ``train`` extra and
-``eval``/``bench`` the benchmarks, so those are imported only when asked for.
+``envs`` is this package's own command. Every other subcommand belongs to the package that provides it
+and is found through the entry-point group :data:`COMMANDS_ENTRY_POINT_GROUP` (``trainers`` adds
+``train`` and ``pull-model``, ``benchmarks`` adds ``eval`` and ``bench``); a command's module is imported
+only when that command runs or ``llm-coop --help`` lists it.
 """
 
 from __future__ import annotations
@@ -9,36 +11,40 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 TRAIN_INSTALL_HINT = "pip install 'llm-coop-envs[train]' (in a clone of the repository: pip install -e '.[train]')"
 """How to get the training extras; every message about a missing extra ends with it."""
 
-EXAMPLES = """Examples:
-  llm-coop envs -v                                  # the registered envs, their agents and sizes
-  llm-coop train --preset cpu-demo                  # a short MAGRPO run on the CPU, before/after table
-  llm-coop eval coop_basics-v0 --methods single,env -n 1 --problems 5
-  llm-coop bench --steps 10 --seeds 0 1             # MAGRPO vs GRPO at an equal budget
-  llm-coop COMMAND --help                           # every command has its own options and examples"""
+COMMANDS_ENTRY_POINT_GROUP = "llm_coop_envs.commands"
+"""Where packages declare ``llm-coop`` subcommands: ``name = "module:function"``. The function takes the
+arguments after the name and returns an exit code; the first line of its docstring is its help in
+``llm-coop --help``, and its docstring lines that start with ``Example:`` join the examples there."""
+
+EXAMPLE_PREFIX = "Example:"
 
 ENVS_EXAMPLES = """Examples:
   llm-coop envs
   llm-coop envs --verbose"""
 
-# subcommand -> ("module:function", one-line help); each function takes argv and returns an exit code
-_DELEGATED = {
-    "train": ("trainers.cli:train_command", "train agents on an env (MAGRPO by default)"),
-    "pull-model": ("trainers.cli:pull_model_command", "fetch and convert the default model into the cache"),
-    "eval": ("benchmarks.cli:eval_command", "evaluate agents and baselines: pass@k, cooperation, tables, plots"),
-    "bench": ("benchmarks.learning.cli:bench_command", "train algorithms x seeds at an equal budget; results with CIs"),
-}
+Command = Callable[[Sequence[str]], "int | None"]
+
+
+class CommandUnavailable(Exception):
+    """A declared subcommand that cannot be loaded; the message is one line that says why."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in _DELEGATED:
-        return _run_delegated(argv[0], argv[1:])
-    parser = _parser()
+    try:
+        targets = command_targets()
+    except CommandUnavailable as error:
+        print(f"llm-coop: {error}", file=sys.stderr)
+        return 2
+    if argv and argv[0] in targets:
+        return _run(argv[0], targets[argv[0]], argv[1:])
+    parser = _parser(targets)
     args = parser.parse_args(argv)
     if args.command == "envs":
         return _list_envs(args.verbose)
@@ -46,11 +52,83 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
+def command_targets() -> dict[str, str]:
+    """Subcommand name -> ``"module:function"``: the installed entry points, then the source checkout's.
+
+    A checkout installed (editable) before a command was declared has no entry point for it yet; its
+    ``pyproject.toml`` still declares it, so the command works without installing again.
+    """
+    targets = _installed_targets()
+    for name, target in _checkout_targets().items():
+        targets.setdefault(name, target)
+    targets.pop("envs", None)  # the env package's own command cannot be replaced
+    return targets
+
+
+def _installed_targets() -> dict[str, str]:
+    from importlib.metadata import entry_points
+
+    targets: dict[str, str] = {}
+    for entry in entry_points(group=COMMANDS_ENTRY_POINT_GROUP):
+        if targets.get(entry.name, entry.value) != entry.value:
+            raise CommandUnavailable(
+                f"two installed packages declare the command {entry.name!r} ({targets[entry.name]} and "
+                f"{entry.value}, group {COMMANDS_ENTRY_POINT_GROUP}); uninstall one of them")
+        targets[entry.name] = entry.value
+    return targets
+
+
+def _checkout_targets() -> dict[str, str]:
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: installs always carry their entry points there
+        return {}
+    if not pyproject.is_file():
+        return {}
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    if project.get("name") != "llm-coop-envs":
+        return {}
+    return dict(project.get("entry-points", {}).get(COMMANDS_ENTRY_POINT_GROUP, {}))
+
+
+def load_command(name: str, target: str) -> Command:
+    """Import the function behind ``llm-coop NAME``; :class:`CommandUnavailable` says why it cannot be."""
+    module_name, _, function_name = target.partition(":")
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+    except ImportError as error:
+        raise CommandUnavailable(
+            f"llm-coop {name} cannot be loaded from {target} ({error}); its package may need the "
+            f"training extras: {TRAIN_INSTALL_HINT}") from error
+    except AttributeError as error:
+        raise CommandUnavailable(f"llm-coop {name} cannot be loaded: {target} has no {function_name!r}") from error
+    except Exception as error:  # a plug-in that fails on import costs its own command only
+        raise CommandUnavailable(
+            f"llm-coop {name} cannot be loaded from {target}: {type(error).__name__}: {error}") from error
+    if not callable(function):
+        raise CommandUnavailable(f"llm-coop {name} cannot be loaded: {target} is not a function")
+    return function
+
+
+def _run(name: str, target: str, argv: list[str]) -> int:
+    try:
+        function = load_command(name, target)
+    except CommandUnavailable as error:
+        print(error, file=sys.stderr)
+        return 2
+    return int(function(argv) or 0)
+
+
+def _parser(targets: dict[str, str]) -> argparse.ArgumentParser:
     from llm_coop_envs import __version__
 
+    summaries = {name: _summary(name, target) for name, target in sorted(targets.items())}
+    examples = ["  llm-coop envs -v    # the registered envs, their agents and sizes"]
+    examples += [example for _, command_examples in summaries.values() for example in command_examples]
+    examples.append("  llm-coop COMMAND --help    # every command has its own options and examples")
     parser = argparse.ArgumentParser(
-        prog="llm-coop", description=__doc__.splitlines()[0], epilog=EXAMPLES,
+        prog="llm-coop", description=__doc__.splitlines()[0], epilog="Examples:\n" + "\n".join(examples),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"llm-coop-envs {__version__}")
@@ -60,9 +138,21 @@ def _parser() -> argparse.ArgumentParser:
         epilog=ENVS_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     envs.add_argument("-v", "--verbose", action="store_true", help="also show each env's agents and size")
-    for name, (_, help_text) in _DELEGATED.items():
+    for name, (help_text, _) in summaries.items():
         commands.add_parser(name, help=help_text, add_help=False)
     return parser
+
+
+def _summary(name: str, target: str) -> tuple[str, list[str]]:
+    """A command's one-line help and its example lines, from its docstring (or why it cannot load)."""
+    try:
+        function = load_command(name, target)
+    except CommandUnavailable as error:
+        return f"(unavailable: {error})", []
+    lines = [line.strip() for line in (function.__doc__ or "").strip().splitlines()]
+    help_text = lines[0].rstrip(".") if lines else ""
+    examples = [f"  {line[len(EXAMPLE_PREFIX):].strip()}" for line in lines if line.startswith(EXAMPLE_PREFIX)]
+    return help_text[:1].lower() + help_text[1:], examples
 
 
 def _list_envs(verbose: bool) -> int:
@@ -78,17 +168,6 @@ def _list_envs(verbose: bool) -> int:
         except Exception as error:  # a missing dataset should not hide the other envs
             print(f"{env_id:<20} (cannot be made here: {error})")
     return 0
-
-
-def _run_delegated(command: str, argv: list[str]) -> int:
-    target, _ = _DELEGATED[command]
-    module_name, _, function_name = target.partition(":")
-    try:
-        function = getattr(importlib.import_module(module_name), function_name)
-    except ImportError as error:
-        print(f"llm-coop {command} needs the training extras ({error}): {TRAIN_INSTALL_HINT}", file=sys.stderr)
-        return 2
-    return int(function(argv) or 0)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import functools
 import importlib
+import inspect
 import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -67,6 +68,16 @@ class EnvSpec:
         """Build the env again with this spec's keyword arguments (``kwargs`` override them): on
         ``env.spec`` those are the ones the env was made with, so this rebuilds the same env."""
         return make(self.id, **{**self.kwargs, **kwargs})
+
+    def accepts(self, keyword: str) -> bool:
+        """Whether the entry point takes ``keyword`` (by name or through ``**kwargs``), read from its
+        signature without building an env; True when the signature cannot be read."""
+        try:
+            parameters = inspect.signature(_load(self.entry_point)).parameters.values()
+        except (TypeError, ValueError):
+            return True
+        return any((p.name == keyword and p.kind is not p.POSITIONAL_ONLY) or p.kind is p.VAR_KEYWORD
+                   for p in parameters)
 
 
 _REGISTRY: dict[str, EnvSpec] = {}

@@ -49,6 +49,10 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def train_command(argv: Sequence[str]) -> int:
+    """Train agents on an env (MAGRPO by default).
+
+    Example: llm-coop train --preset cpu-demo    # a short MAGRPO run on the CPU, before/after table
+    """
     args = _train_parser().parse_args(list(argv))
     from trainers.config import ConfigError, describe_fields, load_config
 
@@ -150,6 +154,10 @@ def before_after_table(record: dict) -> str:
 
 
 def pull_model_command(argv: Sequence[str]) -> int:
+    """Fetch and convert the default model into the cache.
+
+    Example: llm-coop pull-model    # SmolLM2-135M-Instruct into ~/.cache/llm-coop-envs/models
+    """
     parser = OneLineParser(
         prog="llm-coop pull-model", description="Fetch and convert the default model.", epilog=PULL_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -100,11 +100,10 @@ def make_eval_env(cfg: TrainConfig) -> Any:
 
     if cfg.eval_env_kwargs is not None:
         return llm_coop_envs.make(cfg.env, **dict(cfg.eval_env_kwargs))
-    try:
-        return llm_coop_envs.make(cfg.env, **{**cfg.env_kwargs, "split": "test"})
-    except TypeError as error:
+    if not llm_coop_envs.spec(cfg.env).accepts("split"):
         raise ValueError(
-            f"eval_problems={cfg.eval_problems} but {cfg.env} takes no split ({error}), so there are no "
+            f"eval_problems={cfg.eval_problems} but {cfg.env} takes no split, so there are no "
             "held-out problems to evaluate on: set eval_env_kwargs (e.g. a held-out data_path), pass "
             "Trainer(eval_env=...), or set eval_problems=0."
-        ) from error
+        )
+    return llm_coop_envs.make(cfg.env, **{**cfg.env_kwargs, "split": "test"})

@@ -143,5 +143,7 @@ def _read_verdict(record: EpisodeRecord, reward: float, info: Mapping[str, Any])
     record.reward = reward
     record.components = dict(info.get("reward_components", {}))
     record.solved = bool(info.get("solved", False))
-    counts = test_counts(info.get("details", {}) or {})
+    details = info.get("details", {}) or {}
+    counts = test_counts(details)
+    record.code = dict(details.get("code", {}))
     record.tests_passed, record.tests_total = counts if counts else (None, None)

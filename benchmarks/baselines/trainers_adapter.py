@@ -7,8 +7,6 @@ Needs the ``train`` extra (torch, transformers, peft).
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -45,53 +43,25 @@ def base_model_team(agents: Sequence[str], *, model: str = "default", sampling: 
 def checkpoint_team(checkpoint: str | Path, *, sampling: Any = None, **config: Any) -> dict[str, BackendGenerator]:
     """The agents of a trainer checkpoint folder (``<run>/checkpoints/step-N`` or the run folder: its latest);
     ``sampling`` defaults to ``benchmarks.evaluate.EVAL_SAMPLING``, as on the command line."""
-    from trainers.checkpoint import latest_checkpoint, load_checkpoint
-    from trainers.config import load_config
-
-    folder = _checkpoint_folder(Path(checkpoint), latest_checkpoint)
-    state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
-    saved = state.get("config", {})
-    fields = {k: v for k, v in saved.items() if k in _config_fields()}
-    cfg = load_config(**(fields | config))
-    import llm_coop_envs
-
+    from trainers.loading import load_policies
     from trainers.model_cache import model_record
 
-    agents = tuple(llm_coop_envs.make(cfg.env, **dict(cfg.env_kwargs)).possible_agents)
-    described = {"base": model_record(cfg.model), "checkpoint": str(folder), "step": state.get("step")}
-    team, policies = _team(agents, cfg, sampling or _eval_sampling(), return_policies=True, model=described)
-    for key, tensors in load_checkpoint(folder)["weights"].items():
-        policies.load_state_dict(key, tensors)
-    return team
+    loaded = load_policies(checkpoint, **config)
+    described = {"base": model_record(loaded.config.model), "checkpoint": str(loaded.folder), "step": loaded.step}
+    return _team(loaded.agents, loaded.config, sampling or _eval_sampling(), loaded.policies, described)
 
 
-def _team(agents, cfg, sampling, return_policies: bool = False, model: Any = None):
+def _team(agents, cfg, sampling, policies: Any = None, model: Any = None) -> dict[str, BackendGenerator]:
     from trainers.generation import backend_from_config
     from trainers.policy import build_policies
 
-    policies = build_policies(tuple(agents), cfg)
+    policies = policies if policies is not None else build_policies(tuple(agents), cfg)
     backend = backend_from_config(cfg, policies)
     generator = BackendGenerator(backend, sampling, model if model is not None else cfg.model)
-    team = dict.fromkeys(agents, generator)
-    return (team, policies) if return_policies else team
+    return dict.fromkeys(agents, generator)
 
 
 def _eval_sampling():
     from benchmarks.evaluate import EVAL_SAMPLING
 
     return EVAL_SAMPLING
-
-
-def _checkpoint_folder(path: Path, latest) -> Path:
-    if (path / "state.json").is_file():
-        return path
-    found = latest(path)
-    if found is None:
-        raise FileNotFoundError(f"No checkpoint in {path}: pass a run folder or its checkpoints/step-N folder.")
-    return found
-
-
-def _config_fields() -> set[str]:
-    from trainers.config import TrainConfig
-
-    return {f.name for f in dataclasses.fields(TrainConfig)}

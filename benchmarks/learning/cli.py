@@ -28,6 +28,10 @@ SAME_EXPERIMENT = ("env", "algorithms", "budget", "overrides")
 
 
 def bench_command(argv: Sequence[str]) -> int:
+    """Train algorithms x seeds at an equal budget; results with CIs.
+
+    Example: llm-coop bench --steps 10 --seeds 0 1    # MAGRPO vs GRPO at an equal budget
+    """
     args = _parser().parse_args(list(argv))
     runs_dir = Path(args.runs_dir or f"runs/bench/{args.env}")
     out = Path(args.out or f"benchmarks/results/learning/{args.env}")

@@ -173,6 +173,7 @@ def _details(verdict: Verdict) -> dict[str, Any]:
     details: dict[str, Any] = {
         "parse": {"helper": verdict.helper_parse.summary(), "main": verdict.main_parse.summary()},
         "program": program.source,
+        "code": {"helper": program.helper_code, "main": program.main_code},
         "helper_functions": list(program.helper_functions),
         "main_defined": program.main_defined,
         "dropped_from_helper": list(program.dropped_from_helper),

@@ -20,7 +20,7 @@ import sys
 import threading
 
 import _seccomp
-from _runner import REPORT_FD
+from _runner import CHANNEL_FD
 
 _CLONE_NEWNS, _CLONE_NEWIPC = 0x00020000, 0x08000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
@@ -125,14 +125,14 @@ def _drop_capabilities() -> None:
 
 
 def _wire_fds(fds: dict[str, int]) -> None:
-    """stdin from /dev/null, stdout/stderr to the capture pipes, the report pipe on fd 3, and
+    """stdin from /dev/null, stdout/stderr to the capture pipes, the judge's socket on CHANNEL_FD, and
     nothing else open: the host channel of the warm interpreter must not be reachable."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(fds["out"], 1)
     os.dup2(fds["err"], 2)
-    os.dup2(fds["report"], REPORT_FD)
-    os.closerange(REPORT_FD + 1, 1 << 16)
+    os.dup2(fds["channel"], CHANNEL_FD)
+    os.closerange(CHANNEL_FD + 1, 1 << 16)
 
 
 def _set_limits(limits: dict, nproc_base: int) -> None:

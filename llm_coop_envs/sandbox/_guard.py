@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-PLAIN_CHECK = "__sandbox_plain__"  # _plain.NAME
+from _plain import NAME as PLAIN_CHECK
 
 
 def _wrap(node: ast.expr) -> ast.expr:

@@ -8,7 +8,8 @@ replaced them.
 
 from __future__ import annotations
 
-NAME = "__sandbox_plain__"  # the name guarded test snippets call (_guard.PLAIN_CHECK)
+NAME = "__sandbox_plain__"
+"""The name guarded test snippets call (_guard.py rewrites asserts to call it; the child binds it)."""
 
 _SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
 _CONTAINERS = frozenset({list, tuple, set, frozenset})

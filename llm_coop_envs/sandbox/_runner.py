@@ -21,8 +21,7 @@ import sys
 import _codec
 import _plain
 
-CHANNEL_FD = 3
-REPORT_FD = CHANNEL_FD  # the fd _confine.confine() wires the channel to
+CHANNEL_FD = 3  # where _confine.py puts the socket to the judge
 
 # Bound at import, before any untrusted code runs: a program that replaces builtins, os.read or
 # os.write must not change what this side sends (it could only hurt its own answers anyway).

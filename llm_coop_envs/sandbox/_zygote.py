@@ -119,7 +119,7 @@ class Zygote:
         pid and the judge's ends of its channel and output pipes."""
         channel, child_channel = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pipes = {name: os.pipe() for name in ("out", "err")}
-        ends = {"report": child_channel.fileno(), "out": pipes["out"][1], "err": pipes["err"][1]}
+        ends = {"channel": child_channel.fileno(), "out": pipes["out"][1], "err": pipes["err"][1]}
         pid = os.fork()
         if pid == 0:
             channel.close()

@@ -145,3 +145,13 @@ def test_evaluate_prints_its_cost_and_shows_progress(capsys):
     assert "3/3" in err  # the progress bar reached the end
     evaluate(EvalConfig(n=1, **CONFIG), [Entry("concat", get_method("concat"), team)], progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_cooperation_is_read_from_the_code_the_env_ran():
+    redefines = MAIN.replace("```python\n", "```python\ndef aux(a, b, threshold):\n    return False\n\n")
+    generator = ScriptedGenerator(lambda prompt, agent: HELPER if agent == "helper" else redefines)
+    results = evaluate(EvalConfig(n=1, **CONFIG), [Entry("env", get_method("env"), {"helper": generator, "main": generator})])
+    [episode] = results["episodes"]
+    # the env keeps the helper's aux and drops main's copy: the record holds the code that ran
+    assert "def aux" in episode["code"]["helper"] and "def aux" not in episode["code"]["main"]
+    assert episode["solved"] and episode["cooperates"] is True
