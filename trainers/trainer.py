@@ -123,6 +123,7 @@ class Trainer:
         register_weight_hooks(self.accelerator, self.policies, self.owned_modules)
         self.step = 0
         self._saved_step: int | None = None
+        self._pool: Any = None
         self._interrupted: Any = lambda: False
         self._stop_requested = False
         self._poisoned = False
@@ -195,7 +196,7 @@ class Trainer:
         roots = [root_node(copy.deepcopy(self.env), seed=self.problem_seed(b)) for b in range(self.cfg.problems_per_step)]
         return grow_trees(
             roots, self.sample, group_size=self.cfg.group_size, joint_mode=self.cfg.joint_mode,
-            gamma=self.cfg.gamma, early_stop_reward=self.cfg.early_stop_reward, pool=_pool(self.cfg.env_workers),
+            gamma=self.cfg.gamma, early_stop_reward=self.cfg.early_stop_reward, pool=self._env_pool(),
             greedy_sampler=self.greedy_sample if declared(self.algorithm, "needs_greedy_baseline") else None,
         )
 
@@ -447,9 +448,20 @@ class Trainer:
         write_provenance(folder, config_provenance(self.cfg))
         return folder
 
+    def _env_pool(self):
+        """The trainer's thread pool for stepping env copies in parallel, made on first use."""
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=self.cfg.env_workers, thread_name_prefix="env-step")
+        return self._pool
+
     def close(self) -> None:
         if self.logger is not None:
             self.logger.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         getattr(self.backend, "close", lambda: None)()  # e.g. a vLLM server drops this run's adapters
 
 
@@ -610,18 +622,6 @@ def _make_env(env_id: str, kwargs: Mapping[str, Any]):
     import llm_coop_envs
 
     return llm_coop_envs.make(env_id, **dict(kwargs))
-
-
-_POOLS: dict[int, Any] = {}
-
-
-def _pool(workers: int):
-    """One long-lived thread pool per size: env copies of a group are stepped in parallel."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    if workers not in _POOLS:
-        _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="env-step")
-    return _POOLS[workers]
 
 
 class _NoProgress:
