@@ -58,7 +58,7 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
     if any(run.get("samples") for run in summary["runs"]):
         parts += ["## What the policy wrote (first and last training step)", samples_section(summary)]
     if has_curves:
-        parts += ["## Learning curves", "![held-out pass rate and acc per evaluation step](curves.png)",
+        parts += ["## Learning curves", "![held-out metrics per evaluation step](curves.png)",
                   "Mean over seeds; the band is the 95 % hierarchical-bootstrap interval (seeds, then problems)."]
     parts += ["## What this does not show", limits(meta, summary, budget)]
     return "\n\n".join(parts) + "\n"
