@@ -76,13 +76,13 @@ def train_command(argv: Sequence[str]) -> int:
         fields["overwrite"] = True
     try:
         cfg = load_config(args.config, preset=args.preset, overrides=args.overrides, **fields)
-        check_names(cfg)
+        env, eval_env = check_names(cfg)
     except (ConfigError, ValueError, TypeError, KeyError, LookupError) as error:
         return _fail("llm-coop train", str(error.args[0]) if isinstance(error, KeyError) else str(error))
     from trainers.run_folder import RunExistsError
 
     try:
-        run_training(cfg)
+        run_training(cfg, env, eval_env)
     except RunExistsError as error:
         return _fail("llm-coop train", str(error))
     return 0
@@ -93,30 +93,32 @@ def missing_train_modules() -> list[str]:
     return [name for name in TRAIN_MODULES if _find_spec(name) is None]
 
 
-def check_names(cfg) -> None:
+def check_names(cfg) -> tuple:
     """The env can be made (its id, kwargs and data; the held-out env too) and the algorithm exists,
-    before any model loads: a mistake there is a one-line error, not a traceback after the load."""
+    before any model loads: a mistake there is a one-line error, not a traceback after the load.
+    Returns the training env and the held-out env (None without evaluation) for the trainer to use."""
     import llm_coop_envs
-    from trainers.algorithms.base import get_algorithm
+    from trainers.algorithms.options import build_algorithm
     from trainers.config import ConfigError
     from trainers.evaluate import make_eval_env
 
     llm_coop_envs.spec(cfg.env)
     try:
-        llm_coop_envs.make(cfg.env, **cfg.env_kwargs)
-        if cfg.eval_problems:
-            make_eval_env(cfg)
+        env = llm_coop_envs.make(cfg.env, **cfg.env_kwargs)
+        eval_env = make_eval_env(cfg) if cfg.eval_problems else None
     except (TypeError, ValueError, OSError) as error:
         raise ConfigError(f"env {cfg.env} with env_kwargs {dict(cfg.env_kwargs)}: {error}") from None
-    get_algorithm(cfg.algo, **cfg.algo_kwargs)
+    build_algorithm(cfg)
+    return env, eval_env
 
 
-def run_training(cfg) -> dict:
+def run_training(cfg, env=None, eval_env=None) -> dict:
     """Train (the trainer evaluates the held-out problems when ``eval_problems``), print the before/after
-    table, export the final weights. Returns the ``eval.json`` record (empty without evaluation)."""
+    table, export the final weights. Returns the ``eval.json`` record (empty without evaluation).
+    ``env``/``eval_env``: envs already made from ``cfg`` (else the trainer makes them)."""
     from trainers.trainer import Trainer
 
-    trainer = Trainer(cfg)
+    trainer = Trainer(cfg, env=env, eval_env=eval_env)
     from trainers.model_cache import model_label
 
     print(f"Training {len(trainer.agents)} agent(s) {list(trainer.agents)} on {cfg.env} with {cfg.algo}, model "
