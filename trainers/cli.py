@@ -103,12 +103,12 @@ def check_names(cfg) -> tuple:
     from trainers.evaluate import make_eval_env
 
     llm_coop_envs.spec(cfg.env)
+    build_algorithm(cfg)  # names first: they need no data
     try:
         env = llm_coop_envs.make(cfg.env, **cfg.env_kwargs)
         eval_env = make_eval_env(cfg) if cfg.eval_problems else None
     except (TypeError, ValueError, OSError) as error:
         raise ConfigError(f"env {cfg.env} with env_kwargs {dict(cfg.env_kwargs)}: {error}") from None
-    build_algorithm(cfg)
     return env, eval_env
 
 
