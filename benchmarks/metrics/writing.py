@@ -1,34 +1,24 @@
 """Writing metrics for a joint reply: ROUGE against the reference, length ratio, overlap.
 
 Tokens, stems and Jaccard come from the writing env (:mod:`llm_coop_envs.writing.text_metrics`),
-so a metric here counts words exactly as the env's rewards do. ROUGE is rouge-score's F-measure
-with Porter stemming (works offline). Reward components are not recomputed here: the env reports
-them in ``infos[agent]["reward_components"]`` and the baselines record them per episode.
+so a metric here counts words exactly as the env's rewards do; ROUGE is the env's too. Reward
+components are not recomputed here: the env reports ``infos[agent]["reward_components"]`` and the baselines record them per episode.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 
+from llm_coop_envs.writing.rouge import ROUGE_TYPES, rouge_f1
 from llm_coop_envs.writing.text_metrics import content_stems, jaccard, words
-
-ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
-
-
-@functools.lru_cache(maxsize=1)
-def _scorer():
-    from rouge_score import rouge_scorer
-
-    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
 
 
 def rouge(prediction: str, reference: str) -> dict[str, float]:
-    """ROUGE-1/2/L F-measures of ``prediction`` against ``reference`` (0.0 when either is empty)."""
+    """ROUGE-1/2/L F-measures of ``prediction`` against ``reference`` (0.0 when either is empty):
+    the env's own ROUGE (:func:`llm_coop_envs.writing.rouge.rouge_f1`), so a metric and a reward agree."""
     if not prediction.strip() or not reference.strip():
         return dict.fromkeys(ROUGE_TYPES, 0.0)
-    scores = _scorer().score(reference, prediction)
-    return {name: float(scores[name].fmeasure) for name in ROUGE_TYPES}
+    return rouge_f1(prediction, reference)
 
 
 def length_ratio(first: str, second: str) -> float:
