@@ -2,7 +2,8 @@
 
 Tokens, stems and Jaccard come from the writing env (:mod:`llm_coop_envs.writing.text_metrics`),
 so a metric here counts words exactly as the env's rewards do; ROUGE is the env's too. Reward
-components are not recomputed here: the env reports ``infos[agent]["reward_components"]`` and the baselines record them per episode.
+components are not recomputed here: the env reports them in ``infos[agent]["reward_components"]``
+and the baselines record them per episode.
 """
 
 from __future__ import annotations
