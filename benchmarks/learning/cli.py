@@ -24,7 +24,7 @@ from benchmarks.learning.plan import DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SE
 
 META_FILE = "bench.json"
 # Settings that must match for a runs folder to be resumed: anything else would mix two experiments.
-SAME_EXPERIMENT = ("env", "algorithms", "budget", "overrides")
+SAME_EXPERIMENT = ("env", "budget", "overrides")
 
 
 def bench_command(argv: Sequence[str]) -> int:
@@ -119,7 +119,9 @@ def _check_resumable(meta: dict[str, Any], runs_dir: Path) -> None:
     if changed:
         raise ValueError(f"{runs_dir} holds a benchmark with other settings ({', '.join(changed)} differ): "
                          "use another --runs-dir, or delete that folder to start over")
-    meta["seeds"] = sorted(set(old["seeds"]) | set(meta["seeds"]))  # adding seeds later extends the experiment
+    # Adding seeds or algorithms later extends the experiment: finished runs are reused, not redone.
+    meta["seeds"] = sorted(set(old["seeds"]) | set(meta["seeds"]))
+    meta["algorithms"] += [algo for algo in old["algorithms"] if algo not in meta["algorithms"]]
     meta["sessions"] = old.get("sessions", [])
 
 

@@ -205,3 +205,13 @@ def test_the_benchmark_meta_carries_the_provenance_record():
     assert record["package_version"] == llm_coop_envs.__version__ and record["env"]["id"] == "coop_basics-v0"
     assert record["model"]["id"] == PACKAGED_MODEL_ID and "gguf_sha256" in record["model"]["build"]
     assert record["sampling"] == {"temperature": BUDGET.temperature, "top_p": BUDGET.top_p, "sample_tokens": 64}
+
+
+def test_adding_an_algorithm_reuses_the_finished_runs(tmp_path):
+    from benchmarks.learning.cli import _parser, _start
+
+    write_meta(tmp_path, Budget(), algorithms=("magrpo", "grpo"), seeds=(0, 1))
+    argv = ["--runs-dir", str(tmp_path), "--algos", "magrpo,marloo", "--seeds", "0"]
+    meta = _start(_parser().parse_args(argv), argv, tmp_path)
+    assert meta["algorithms"] == ["magrpo", "marloo", "grpo"] and meta["seeds"] == [0, 1]
+    assert [s["command"] for s in meta["sessions"]][-1].endswith("--algos magrpo,marloo --seeds 0")
