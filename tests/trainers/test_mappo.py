@@ -8,7 +8,8 @@ from llm_coop_envs.core import CoopEnv, Evaluation, RewardResult
 from tests.trainers.conftest import LetterTask, build_model, tiny_config
 from tests.trainers.test_owned_modules import assert_same_optimizer_state
 from trainers.algorithms import get_algorithm
-from trainers.algorithms.mappo import MAPPO, explained_variance
+from trainers.algorithms.critic import explained_variance
+from trainers.algorithms.mappo import MAPPO
 from trainers.trainer import Trainer
 
 
