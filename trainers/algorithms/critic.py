@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import torch
 
 from trainers.algorithms.base import AlgorithmBase, LossBatch, policy_gradient_loss
@@ -106,6 +107,20 @@ class CriticAlgorithm(AlgorithmBase):
     def remember(self, features: torch.Tensor, head: int, values: torch.Tensor, targets: torch.Tensor) -> None:
         """Fit head ``head`` on these features to ``targets`` in this step's :meth:`modules_loss`."""
         self._fit.append((features, torch.full((len(values),), head, device=features.device), values, targets))
+
+    def reply_advantages(self, agent: str, observations: Sequence[Sequence[int]], head: int, returns) -> np.ndarray:
+        """A reply is one action: A = R − V(o) for each (observation token ids, return) pair, with V
+        head ``head`` on the state at the end of the observation (read by ``agent``'s base model),
+        fitted to R. Siblings share their observations: one forward pass per distinct one."""
+        distinct = list(dict.fromkeys(tuple(o) for o in observations))
+        states = dict(zip(distinct, (state[-1:] for state in hidden_states(self.policies, agent, distinct))))
+        advantages = np.zeros(len(observations))
+        for row, (observation, target) in enumerate(zip(observations, returns)):
+            features = states[tuple(observation)]
+            values = self.value(features, head)
+            self.remember(features, head, values, torch.full_like(values, float(target)))
+            advantages[row] = float(target) - float(values[0])
+        return advantages
 
     def loss(self, batch: LossBatch) -> torch.Tensor:
         return policy_gradient_loss(batch)
