@@ -3,6 +3,8 @@ the returns, an exact resume, and each raising the mean reward of a scripted env
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -100,7 +102,7 @@ def _advantages_with_a_random_head(tmp_path, tokenizer, name):
                       models=(build_model(tokenizer), tokenizer), algorithm=get_algorithm(name))
     torch.nn.init.normal_(trainer.algorithm.head.weight)
     group = trainer.rollout()[0]
-    value = lambda agent, ids, head: float(trainer.algorithm.value(hidden_states(trainer.policies, agent, [ids])[0][-1:], head)[0])  # noqa: E731
+    value = lambda agent, ids, head: float(trainer.algorithm.value(hidden_states(trainer.policies, [ids])[0][-1:], head)[0])  # noqa: E731
     return trainer, group, np.asarray(trainer.algorithm.advantages(group)), value
 
 
@@ -135,3 +137,16 @@ def test_maac_raises_the_mean_reward_of_a_scripted_env(tmp_path, tokenizer):
     history = train_half_letters(tmp_path, tokenizer, get_algorithm("maac", value_lr=0.1, value_updates=8))
     first, last = mean_reward(history, slice(0, 5)), mean_reward(history, slice(-5, None))
     assert last > first + 1.0, (first, last)
+
+
+@pytest.mark.parametrize("name", CRITICS)
+def test_the_first_agents_base_reads_for_the_critic_of_separate_models(tmp_path, tokenizer, name):
+    models = {"helper": (build_model(tokenizer, seed=1), tokenizer), "main": (build_model(tokenizer, seed=2, hidden=48), tokenizer)}
+    trainer = Trainer(tiny_config(tmp_path, algo=name, policy="separate", steps=1),
+                      env=CoopEnv(LetterTask(), protocol="sequential"), models=models)  # main alone acts at depth 1
+    assert "algo/value_loss" in trainer.train()[0]
+    other = copy.deepcopy(tokenizer)
+    other.add_tokens(["<|other|>"])
+    with pytest.raises(ValueError, match="share a tokenizer"):
+        Trainer(tiny_config(tmp_path, algo=name, policy="separate", run_name="other"), env=CoopEnv(LetterTask()),
+                models={"helper": models["helper"], "main": (build_model(other), other)})

@@ -3,7 +3,8 @@ model, GAE, and the fit of the heads to their value targets.
 
 A critic here is a linear map from the base model's last hidden state (adapters off, no gradient into
 the base) to one value per head: one head for a centralised critic, one per agent for independent
-critics. Each step, :meth:`CriticAlgorithm.advantages` reads values under no grad and records
+critics. One base model reads every agent's tokens, the first agent's (the shared base, or the first
+of separate ones), so the agents must share a tokenizer. Each step, :meth:`CriticAlgorithm.advantages` reads values under no grad and records
 (features, head, value, target); :meth:`CriticAlgorithm.modules_loss` then regresses the heads on
 those targets, c · mean (V − V̂)², and logs ``value_loss``, ``explained_variance`` and ``value_mean``.
 """
@@ -37,10 +38,10 @@ class ValueHeads(torch.nn.Linear):
 
 
 @torch.no_grad()
-def hidden_states(policies, agent: str, sequences: Sequence[Sequence[int]]) -> list[torch.Tensor]:
-    """[len(sequence), H] per sequence: the last hidden state of ``agent``'s base model (adapters off)
-    at every position, from one right-padded batched forward pass."""
-    slot = policies.slots[agent]
+def hidden_states(policies, sequences: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+    """[len(sequence), H] per sequence: the last hidden state of the first agent's base model (adapters
+    off) at every position, from one right-padded batched forward pass."""
+    slot = policies.slots[policies.agents[0]]
     width = max(len(s) for s in sequences)
     rows = [list(s) + [0] * (width - len(s)) for s in sequences]
     mask = [[1] * len(s) + [0] * (width - len(s)) for s in sequences]
@@ -89,7 +90,12 @@ class CriticAlgorithm(AlgorithmBase):
 
     def build_modules(self, policies) -> dict[str, torch.nn.Module]:
         self.policies = policies
-        hidden = policies.slots[policies.agents[0]].model.config.hidden_size
+        first = policies.slots[policies.agents[0]]
+        vocab = first.tokenizer.get_vocab()
+        if any(s.tokenizer is not first.tokenizer and s.tokenizer.get_vocab() != vocab for s in policies.slots.values()):
+            raise ValueError(f"{type(self).__name__}'s critic reads every agent's tokens with one base model: "
+                             "the agents must share a tokenizer.")
+        hidden = first.model.config.hidden_size
         self.head = ValueHeads(hidden, self.head_count(policies))
         return {"value_head": self.head}
 
@@ -108,12 +114,12 @@ class CriticAlgorithm(AlgorithmBase):
         """Fit head ``head`` on these features to ``targets`` in this step's :meth:`modules_loss`."""
         self._fit.append((features, torch.full((len(values),), head, device=features.device), values, targets))
 
-    def reply_advantages(self, agent: str, observations: Sequence[Sequence[int]], head: int, returns) -> np.ndarray:
+    def reply_advantages(self, observations: Sequence[Sequence[int]], head: int, returns) -> np.ndarray:
         """A reply is one action: A = R − V(o) for each (observation token ids, return) pair, with V
-        head ``head`` on the state at the end of the observation (read by ``agent``'s base model),
-        fitted to R. Siblings share their observations: one forward pass per distinct one."""
+        head ``head`` on the state at the end of the observation, fitted to R. Siblings share their
+        observations: one forward pass per distinct one."""
         distinct = list(dict.fromkeys(tuple(o) for o in observations))
-        states = dict(zip(distinct, (state[-1:] for state in hidden_states(self.policies, agent, distinct))))
+        states = dict(zip(distinct, (state[-1:] for state in hidden_states(self.policies, distinct))))
         advantages = np.zeros(len(observations))
         for row, (observation, target) in enumerate(zip(observations, returns)):
             features = states[tuple(observation)]

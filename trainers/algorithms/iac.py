@@ -25,7 +25,7 @@ class IAC(CriticAlgorithm):
 
     def advantages(self, group: Group) -> np.ndarray:
         returns = group.returns_per_agent()
-        columns = [self.reply_advantages(agent, [s.replies[agent].prompt_ids for s in group.samples],
+        columns = [self.reply_advantages([s.replies[agent].prompt_ids for s in group.samples],
                                          self.policies.agents.index(agent), returns[:, column])
                    for column, agent in enumerate(group.agents)]
         return np.stack(columns, axis=1)

@@ -1,6 +1,6 @@
 """MAAC: multi-agent actor-critic with one centralised critic of the joint observation.
 
-One value head V on the shared base model's last hidden state at the end of the joint observation
+One value head V on the base model's last hidden state at the end of the joint observation
 o = (o_1, …, o_N), every acting agent's prompt in turn (centralised training, decentralised
 execution: the policies still see only their own prompt). A reply is one action; with R the joint
 return, every agent gets the advantage of the joint value:
@@ -22,4 +22,4 @@ from trainers.rollout import Group
 class MAAC(CriticAlgorithm):
     def advantages(self, group: Group) -> np.ndarray:
         joint = [[t for agent in group.agents for t in sample.replies[agent].prompt_ids] for sample in group.samples]
-        return self.reply_advantages(group.agents[0], joint, 0, group.returns)
+        return self.reply_advantages(joint, 0, group.returns)

@@ -42,7 +42,7 @@ class MAPPO(CriticAlgorithm):
             # The state before reply token t is the hidden state at the position before it.
             joints = [[t for a in group.agents for t in group.samples[row].replies[a].prompt_ids] for row in rows]
             replies = [group.samples[row].replies[agent].completion_ids for row in rows]
-            states = hidden_states(self.policies, agent, [j + list(r) for j, r in zip(joints, replies)])
+            states = hidden_states(self.policies, [j + list(r) for j, r in zip(joints, replies)])
             for row, joint, reply, state in zip(rows, joints, replies, states):
                 features = state[len(joint) - 1 : len(joint) - 1 + len(reply)]
                 values = self.value(features)
