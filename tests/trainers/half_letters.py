@@ -24,10 +24,12 @@ class HalfLetterTask(LetterTask):
     def evaluate(self, index, replies):
         shares = {a: sum(c in FIRST_HALF for c in replies[a]) / max(len(replies[a]), 1) for a in self.agents}
         own = {a: RewardResult.from_components({a: share}) for a, share in shares.items()}
-        return Evaluation(RewardResult.from_components(shares), solved=False, agent_rewards=own if self.per_agent else None)
+        return Evaluation(RewardResult.from_components(shares), solved=False,
+                          agent_rewards=own if self.per_agent else None)
 
 
-def train_half_letters(tmp_path, tokenizer, algorithm, per_agent: bool = False, steps: int = 30, **fields) -> list[dict]:
+def train_half_letters(tmp_path, tokenizer, algorithm, per_agent: bool = False, steps: int = 30,
+                       **fields) -> list[dict]:
     """Train the tiny model on :class:`HalfLetterTask` with ``algorithm``; the history of metrics."""
     config = tiny_config(tmp_path, steps=steps, problems_per_step=2, learning_rate=0.05,
                          lora_target_modules=("q_proj", "v_proj", "o_proj", "down_proj", "lm_head"), **fields)

@@ -46,7 +46,8 @@ def test_gae_per_token_with_a_final_reward():
     algorithm = MAPPO(gae_lambda=0.5, token_gamma=1.0)
     values = torch.tensor([0.2, 0.4, 0.8])
     # δ = [0.4 − 0.2, 0.8 − 0.4, 1 − 0.8]; A_t = δ_t + 0.5·A_{t+1}
-    torch.testing.assert_close(algorithm.gae(values, 1.0), torch.tensor([0.2 + 0.5 * (0.4 + 0.5 * 0.2), 0.4 + 0.5 * 0.2, 0.2]))
+    expected = torch.tensor([0.2 + 0.5 * (0.4 + 0.5 * 0.2), 0.4 + 0.5 * 0.2, 0.2])
+    torch.testing.assert_close(algorithm.gae(values, 1.0), expected)
     lambda_one = MAPPO(gae_lambda=1.0).gae(values, 1.0)  # λ = 1: Monte Carlo, A_t = R − V_t
     torch.testing.assert_close(lambda_one, 1.0 - values)
     assert explained_variance(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0])) == 1.0
@@ -102,7 +103,10 @@ def _advantages_with_a_random_head(tmp_path, tokenizer, name):
                       models=(build_model(tokenizer), tokenizer), algorithm=get_algorithm(name))
     torch.nn.init.normal_(trainer.algorithm.head.weight)
     group = trainer.rollout()[0]
-    value = lambda agent, ids, head: float(trainer.algorithm.value(hidden_states(trainer.policies, [ids])[0][-1:], head)[0])  # noqa: E731
+
+    def value(ids, head):
+        return float(trainer.algorithm.value(hidden_states(trainer.policies, [ids])[0][-1:], head)[0])
+
     return trainer, group, np.asarray(trainer.algorithm.advantages(group)), value
 
 
@@ -114,7 +118,7 @@ def test_iac_gives_each_agent_its_own_critic_and_return(tmp_path, tokenizer):
     for column, agent in enumerate(group.agents):
         head = trainer.policies.agents.index(agent)
         for row, sample in enumerate(group.samples):
-            expected = own[row, column] - value(agent, list(sample.replies[agent].prompt_ids), head)
+            expected = own[row, column] - value(list(sample.replies[agent].prompt_ids), head)
             assert abs(advantages[row, column] - expected) < 1e-5
 
 
@@ -123,12 +127,13 @@ def test_maac_gives_every_agent_the_advantage_of_one_joint_value(tmp_path, token
     assert advantages.shape == (len(group.samples),) and trainer.algorithm.head.weight.shape[0] == 1
     for row, sample in enumerate(group.samples):
         joint = [t for agent in group.agents for t in sample.replies[agent].prompt_ids]
-        assert abs(advantages[row] - (group.returns[row] - value(group.agents[0], joint, 0))) < 1e-5
+        assert abs(advantages[row] - (group.returns[row] - value(joint, 0))) < 1e-5
 
 
 @pytest.mark.parametrize("per_agent", [False, True])
 def test_iac_raises_the_mean_reward_of_a_scripted_env(tmp_path, tokenizer, per_agent):
-    history = train_half_letters(tmp_path, tokenizer, get_algorithm("iac", value_lr=0.1, value_updates=8), per_agent=per_agent)
+    algorithm = get_algorithm("iac", value_lr=0.1, value_updates=8)
+    history = train_half_letters(tmp_path, tokenizer, algorithm, per_agent=per_agent)
     first, last = mean_reward(history, slice(0, 5)), mean_reward(history, slice(-5, None))
     assert last > first + 1.0, (first, last)
 
@@ -141,7 +146,8 @@ def test_maac_raises_the_mean_reward_of_a_scripted_env(tmp_path, tokenizer):
 
 @pytest.mark.parametrize("name", CRITICS)
 def test_the_first_agents_base_reads_for_the_critic_of_separate_models(tmp_path, tokenizer, name):
-    models = {"helper": (build_model(tokenizer, seed=1), tokenizer), "main": (build_model(tokenizer, seed=2, hidden=48), tokenizer)}
+    models = {"helper": (build_model(tokenizer, seed=1), tokenizer),
+              "main": (build_model(tokenizer, seed=2, hidden=48), tokenizer)}
     trainer = Trainer(tiny_config(tmp_path, algo=name, policy="separate", steps=1),
                       env=CoopEnv(LetterTask(), protocol="sequential"), models=models)  # main alone acts at depth 1
     assert "algo/value_loss" in trainer.train()[0]

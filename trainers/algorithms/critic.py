@@ -4,9 +4,10 @@ model, GAE, and the fit of the heads to their value targets.
 A critic here is a linear map from the base model's last hidden state (adapters off, no gradient into
 the base) to one value per head: one head for a centralised critic, one per agent for independent
 critics. One base model reads every agent's tokens, the first agent's (the shared base, or the first
-of separate ones), so the agents must share a tokenizer. Each step, :meth:`CriticAlgorithm.advantages` reads values under no grad and records
-(features, head, value, target); :meth:`CriticAlgorithm.modules_loss` then regresses the heads on
-those targets, c · mean (V − V̂)², and logs ``value_loss``, ``explained_variance`` and ``value_mean``.
+of separate ones), so the agents must share a tokenizer. Each step,
+:meth:`CriticAlgorithm.advantages` reads values under no grad and records (features, head, value,
+target); :meth:`CriticAlgorithm.modules_loss` then regresses the heads on those targets,
+c · mean (V − V̂)², and logs ``value_loss``, ``explained_variance`` and ``value_mean``.
 """
 
 from __future__ import annotations
@@ -68,14 +69,15 @@ def gae(values: torch.Tensor, final_reward: float, gamma: float = 1.0, lam: floa
 
 
 def explained_variance(values: torch.Tensor, targets: torch.Tensor) -> float:
-    """1 − Var[targets − values] / Var[targets]: 1 for a perfect critic, 0 for a constant one (0 when targets are constant)."""
+    """1 − Var[targets − values] / Var[targets]: 1 for a perfect critic, 0 for a constant one (and 0 when
+    the targets are constant)."""
     spread = float(targets.var(unbiased=False))
     return 0.0 if spread == 0 else 1.0 - float((targets - values).var(unbiased=False)) / spread
 
 
 class CriticAlgorithm(AlgorithmBase):
     """An actor-critic on the shared policy-gradient loss: owns ``value_head`` (:class:`ValueHeads`)
-    and fits it each step to the targets that :meth:`value` recorded. Subclasses write
+    and fits it each step to the targets that :meth:`remember` recorded. Subclasses write
     :meth:`advantages` and may set :meth:`head_count`."""
 
     zero_loss_at_zero_advantage = True
@@ -92,7 +94,8 @@ class CriticAlgorithm(AlgorithmBase):
         self.policies = policies
         first = policies.slots[policies.agents[0]]
         vocab = first.tokenizer.get_vocab()
-        if any(s.tokenizer is not first.tokenizer and s.tokenizer.get_vocab() != vocab for s in policies.slots.values()):
+        others = [slot.tokenizer for slot in policies.slots.values() if slot.tokenizer is not first.tokenizer]
+        if any(tokenizer.get_vocab() != vocab for tokenizer in others):
             raise ValueError(f"{type(self).__name__}'s critic reads every agent's tokens with one base model: "
                              "the agents must share a tokenizer.")
         hidden = first.model.config.hidden_size

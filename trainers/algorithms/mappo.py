@@ -24,7 +24,8 @@ from trainers.rollout import Group
 
 
 class MAPPO(CriticAlgorithm):
-    def __init__(self, gae_lambda: float = 0.95, token_gamma: float = 1.0, own_returns: bool = False, **options) -> None:
+    def __init__(self, gae_lambda: float = 0.95, token_gamma: float = 1.0, own_returns: bool = False,
+                 **options) -> None:
         super().__init__(**options)
         self.gae_lambda, self.token_gamma, self.own_returns = float(gae_lambda), float(token_gamma), bool(own_returns)
 
@@ -33,7 +34,8 @@ class MAPPO(CriticAlgorithm):
         return gae(values, final_reward, self.token_gamma, self.gae_lambda)
 
     def advantages(self, group: Group) -> list[list[np.ndarray]]:
-        returns = group.returns_per_agent() if self.own_returns else np.repeat(group.returns[:, None], len(group.agents), 1)
+        joint = np.repeat(group.returns[:, None], len(group.agents), 1)
+        returns = group.returns_per_agent() if self.own_returns else joint
         table = [[np.zeros(0)] * len(group.agents) for _ in group.samples]
         for column, agent in enumerate(group.agents):
             rows = [row for row, sample in enumerate(group.samples) if sample.replies[agent].completion_ids]
