@@ -1,14 +1,15 @@
 """IAC: independent actor-critic, one critic per agent on the agent's own observation and reward.
 
 Every agent i has its own value head V_i (head i of :class:`~trainers.algorithms.critic.ValueHeads`
-on the shared base model's last hidden state at the end of agent i's own prompt o_i: decentralised,
+on the base model's last hidden state at the end of agent i's own prompt o_i: decentralised,
 the other agents are part of its environment). A reply is one action; with R_i agent i's own return
 (its own reward under ``reward_mode="per_agent"``, the joint one otherwise):
 
     A_i = R_i − V_i(o_i),        V_i fitted to R_i
 
-IAC as described for CoMLRL (Liu et al., 2025) after independent learners (Tan, 1993) and the IAC
-baseline of Foerster et al. (2018, COMA, arXiv:1705.08926).
+Independent learners (Tan, 1993) with a state-value critic each: the IAC-V baseline of Foerster et
+al. (2018, COMA, arXiv:1705.08926), and IAC as CoMLRL, the library of Liu et al. (2025,
+arXiv:2508.04652), describes it.
 """
 
 from __future__ import annotations
