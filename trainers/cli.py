@@ -192,7 +192,7 @@ def _train_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, default=None, help="YAML or TOML config file")
     parser.add_argument("--preset", choices=sorted(PRESETS), default=None, help="named settings to start from")
     parser.add_argument("--env", default=None, help="env id, e.g. coop_humaneval-v0")
-    parser.add_argument("--algo", default=None, help="algorithm: magrpo, grpo, mareinforce, marloo, maremax, a registered or installed "
+    parser.add_argument("--algo", default=None, help="algorithm: magrpo, grpo, mareinforce, marloo, maremax, mappo, iac, maac, a registered or installed "
                         "name, or package.module:Class")
     from trainers.model_cache import DEFAULT_MODEL_LABEL
 

@@ -90,8 +90,8 @@ class TrainConfig:
 
     # ---------------------------------------------------------------- algorithm
     algo: str = "magrpo"
-    """Algorithm: a bundled name (``magrpo``, ``grpo``, ``mareinforce``, ``marloo``, ``maremax``), one
-    registered or installed (entry-point group ``llm_coop_envs.algorithms``), or ``package.module:Class``."""
+    """Algorithm: a bundled name (``magrpo``, ``grpo``, ``mareinforce``, ``marloo``, ``maremax``, ``mappo``,
+    ``iac``, ``maac``), one registered or installed (entry-point group ``llm_coop_envs.algorithms``), or ``package.module:Class``."""
     algo_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Keyword arguments for the algorithm's constructor (e.g. ``normalize_std: true``), including the loss
     options ``clip_eps``, ``kl_coef`` and ``token_aggregation`` of the bundled algorithms."""

@@ -95,8 +95,9 @@ def test_a_resumed_two_process_run_continues_exactly(tmp_path):
 
 
 @pytest.mark.slow
-def test_an_algorithms_own_module_is_synchronised_across_processes(tmp_path):
-    ranks = launch(tmp_path, "--scripted", "--steps", "2", "--mappo")
+@pytest.mark.parametrize("critic", ["mappo", "iac"])  # one head; one head per agent
+def test_an_algorithms_own_module_is_synchronised_across_processes(tmp_path, critic):
+    ranks = launch(tmp_path, "--scripted", "--steps", "2", "--critic", critic)
     kinds = {rank["owned"]["value_head"][0] for rank in ranks}
     assert kinds == {"DistributedDataParallel"}
     head = ranks[0]["owned"]["value_head"][1]

@@ -1,5 +1,5 @@
 """Algorithms: the :class:`Algorithm` protocol and its optional base class, the registry, and the bundled
-MAGRPO, GRPO, MAREINFORCE, MARLOO and MAReMax (docs/algorithms.md)."""
+MAGRPO, GRPO, MAREINFORCE, MARLOO, MAReMax and the actor-critics MAPPO, IAC and MAAC (docs/algorithms.md)."""
 
 from trainers.algorithms.base import (
     Algorithm,

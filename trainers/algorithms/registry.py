@@ -31,6 +31,8 @@ BUNDLED: Mapping[str, str] = {
     "marloo": "trainers.algorithms.marloo:MARLOO",
     "maremax": "trainers.algorithms.maremax:MAReMax",
     "mappo": "trainers.algorithms.mappo:MAPPO",
+    "iac": "trainers.algorithms.iac:IAC",
+    "maac": "trainers.algorithms.maac:MAAC",
 }
 
 _REGISTERED: dict[str, Callable[..., Any]] = {}
