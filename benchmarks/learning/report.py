@@ -17,11 +17,20 @@ COLUMNS = (("pass_rate", "held-out pass rate"), ("acc", "acc (tests passed)"), (
 
 
 def label(algo: str) -> str:
-    """The algorithm's name in tables and plots; ``pkg.module:Class`` reads ``Class (pkg.module)``."""
+    """The algorithm's name in tables and plots: its class's spelling of a registered name (``marloo``
+    reads ``MARLOO``), ``Class (pkg.module)`` for ``pkg.module:Class``."""
     if ":" in algo:
         module, _, name = algo.partition(":")
         return f"{name} ({module})"
-    return LABELS.get(algo, algo)
+    if algo in LABELS:
+        return LABELS[algo]
+    try:
+        from trainers.algorithms.registry import algorithm_factory
+
+        spelled = getattr(algorithm_factory(algo), "__name__", "")
+    except Exception:  # noqa: BLE001 - a report of old runs must not need their algorithm importable
+        spelled = ""
+    return spelled if spelled.lower() == algo.lower() else algo
 
 
 def write_report(out: Path, meta: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, Path]:

@@ -59,7 +59,7 @@ def test_a_module_class_algorithm_gets_safe_run_folders_and_its_team_budget(plug
     assert "env_kwargs.team=single" in command and "sampling.max_new_tokens=64" in command
     pair = train_command(RunSpec(f"{plugins}:PairLOO", 0), "coop_basics-v0", BUDGET, tmp_path)
     assert "sampling.max_new_tokens=32" in pair and not any(a.startswith("env_kwargs.team") for a in pair)
-    assert label(f"{plugins}:PairLOO") == f"PairLOO ({plugins})" and label("marloo") == "marloo"
+    assert label(f"{plugins}:PairLOO") == f"PairLOO ({plugins})" and label("marloo") == "MARLOO" and label("maremax") == "MAReMax"
 
 
 @pytest.mark.parametrize("algos, message", [
