@@ -189,7 +189,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Examples:\n" + __doc__.split("\n\n")[1].rstrip(),  # the examples of the module docstring
     )
     parser.add_argument("env", nargs="?", default=DEFAULT_ENV, help=f"registered env id (default {DEFAULT_ENV})")
-    parser.add_argument("--algos", default=",".join(DEFAULT_ALGORITHMS), help="comma-separated algorithms; the first is compared with the others")
+    parser.add_argument("--algos", default=",".join(DEFAULT_ALGORITHMS), help="comma-separated algorithms: registered names or package.module:Class; the first is compared with the others")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
     parser.add_argument("--steps", type=int, default=defaults.steps, help="training steps, the same for every algorithm")
     parser.add_argument("--problems-per-step", type=int, default=defaults.problems_per_step)
