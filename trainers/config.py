@@ -109,7 +109,8 @@ class TrainConfig:
     steps: int = 10
     """Training steps (one optimizer update round per step)."""
     inner_epochs: int = 1
-    """Passes over each step's samples; more than one enables the PPO-style clipped ratio."""
+    """Passes over each step's samples; more than one enables the PPO-style clipped ratio. The default of the
+    algorithm's ``updates_per_rollout`` (``algo_kwargs``, with ``minibatch_size``: docs/algorithms.md)."""
     clip_eps: float = 0.2
     """Deprecated: use ``algo_kwargs.clip_eps``. Clipping range of the probability ratio (when ``inner_epochs > 1``)."""
     kl_coef: float = 0.0

@@ -8,7 +8,8 @@ Metric names are namespaced (documented in docs/training.md):
   ``agent/<name>/grad_norm``;
 * ``perf/rollout_s``, ``perf/update_s``, ``perf/step_s``, ``perf/generated_tokens``, ``perf/tokens_per_s``,
   ``perf/problems_per_s`` (over all processes: the slowest one's times);
-* ``train/step``, ``train/groups``, ``train/joint_samples``, ``train/flat_groups`` (all siblings equal);
+* ``train/step``, ``train/groups``, ``train/joint_samples``, ``train/flat_groups`` (all siblings equal),
+  ``train/optimizer_steps`` (per agent in the update);
 * ``eval/reward``, ``eval/pass_rate``, ``eval/tests_passed``, ``eval/coop_rate`` (rows of held-out evaluations).
 
 A value that is not finite is logged, never dropped: in ``metrics.jsonl`` as the string ``"nan"``,

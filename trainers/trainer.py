@@ -13,7 +13,8 @@ One step:
 3. the algorithm turns each sibling group into advantages;
 4. per agent: token log-probs of its own replies under its own observation, the algorithm's loss,
    backward (micro-batched), one bucketed gradient all-reduce across processes (DDP through
-   Accelerate, :mod:`trainers.distributed`), clip, AdamW step;
+   Accelerate, :mod:`trainers.distributed`), clip, AdamW step: once per pass over the rollout, or
+   once per minibatch when the algorithm sets ``minibatch_size`` (``updates_per_rollout`` passes);
 5. metrics (reduced across processes once per step), transcripts, held-out evaluations
    (``eval_problems``: at step 0, every ``eval_every`` steps, after the last step) and (every
    ``save_every`` steps and at the end) a checkpoint.
@@ -46,7 +47,7 @@ from trainers import distributed
 from trainers.algorithms.base import (
     Advantage, Algorithm, LossBatch, advantage_table, advantage_tensor, algorithm_metrics, call_hook, declared,
 )
-from trainers.algorithms.options import build_algorithm, loss_options
+from trainers.algorithms.options import build_algorithm, loss_options, update_schedule
 from trainers.checkpoint import latest_checkpoint, register_weight_hooks, restore_checkpoint, save_checkpoint
 from trainers.config import TrainConfig
 from trainers.distributed import Distributed
@@ -67,6 +68,8 @@ class TrainItem:
     prompt_ids: tuple[int, ...]
     completion_ids: tuple[int, ...]
     advantage: float
+    sample: int = 0
+    """Index of the reply's joint sample among the step's (on this process), in rollout order."""
     weight: float = 1.0
     """The reply's share of its agent's loss for the step (:func:`reply_weights`)."""
     token_advantages: tuple[float, ...] | None = None
@@ -106,6 +109,7 @@ class Trainer:
         self.agents = tuple(self.env.possible_agents)
         self.algorithm = algorithm if algorithm is not None else build_algorithm(cfg)
         self.loss_options = loss_options(self.algorithm, cfg)
+        self.minibatch_size, self.updates_per_rollout = update_schedule(self.algorithm, cfg)
         _check_single_agent(self.algorithm, self.agents, cfg)
         device = self.accelerator.device if cfg.device == "auto" else None
         self.policies = build_policies(self.agents, cfg, models, device=device,
@@ -218,13 +222,15 @@ class Trainer:
     def training_items(self, groups: Sequence[Group]) -> dict[str, list[TrainItem]]:
         items: dict[str, list[TrainItem]] = defaultdict(list)
         groups_of: dict[str, list[tuple[int, int]]] = defaultdict(list)  # per item: (depth, node)
+        index = 0  # of the joint sample, for minibatches
         for node, group in enumerate(groups):
             advantages = advantage_table(self.algorithm.advantages(group), group)
             for sample, row in zip(group.samples, advantages):
                 for agent, advantage in zip(group.agents, row):
                     groups_of[agent].append((group.depth, node))
                     reply = sample.replies[agent]
-                    items[agent].append(_train_item(agent, reply, advantage))
+                    items[agent].append(_train_item(agent, reply, advantage, index))
+                index += 1
         for agent, agent_items in items.items():
             weights = reply_weights([groups_of[agent][n] for n in range(len(agent_items))])
             items[agent] = [dataclasses.replace(item, weight=w) for item, w in zip(agent_items, weights)]
@@ -232,38 +238,84 @@ class Trainer:
 
     # ----------------------------------------------------------------- 4: updates
     def update(self, items: Mapping[str, list[TrainItem]]) -> dict[str, float]:
+        """``updates_per_rollout`` passes over the rollout; in each, one optimizer step per agent key
+        per minibatch (one minibatch, the whole rollout, by default), then the owned modules' steps."""
         metrics: dict[str, float] = {}
         self._poisoned = False
-        cache: dict[tuple[str, int], dict[str, torch.Tensor]] = {}
-        self._logp_means: dict[str, float] = {}
-        for epoch in range(self.cfg.inner_epochs):
-            for key, optimizer in self.optimizers.items():
-                optimizer.zero_grad(set_to_none=True)
-                module = self.policies.training_modules[key]
-                with distributed.local_gradients(self.accelerator, module):
+        minibatches = self.minibatches(items)
+        cache: dict[tuple[str, int, int], dict[str, torch.Tensor]] = {}
+        if len(minibatches) > 1:
+            self._record_old_logprobs(minibatches, cache)
+        self._logp_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for key in self.optimizers:
+            for agent in self.policies.agents_of(key):
+                metrics.update(_item_metrics(agent, items.get(agent, [])))
+        for epoch in range(self.updates_per_rollout):
+            losses: dict[str, list[float]] = defaultdict(list)
+            norms: dict[str, list[float]] = defaultdict(list)
+            for index, minibatch in enumerate(minibatches):
+                for key, optimizer in self.optimizers.items():
+                    optimizer.zero_grad(set_to_none=True)
+                    module = self.policies.training_modules[key]
+                    with distributed.local_gradients(self.accelerator, module):
+                        for agent in self.policies.agents_of(key):
+                            losses[agent].append(self._accumulate(agent, minibatch.get(agent, []), epoch, cache, index))
+                    params = list(self.policies.named_trainable(key).values())
+                    if self._poisoned:
+                        for param in params:
+                            param.grad = torch.full_like(param, float("nan"))
+                    distributed.synchronize_gradients(self.accelerator, module, self.policies, key)
+                    norm = _clip(params, self.cfg.max_grad_norm)
+                    if not math.isfinite(norm):
+                        raise FloatingPointError(self._non_finite_message(
+                            f"The gradients of {key!r} are not finite (a non-finite loss or an overflow, on some process)"
+                        ))
                     for agent in self.policies.agents_of(key):
-                        loss = self._accumulate(agent, items.get(agent, []), epoch, cache)
-                        if epoch == 0:
-                            metrics.update(_item_metrics(agent, items.get(agent, [])))
-                        metrics[f"agent/{agent}/loss"] = loss
-                params = list(self.policies.named_trainable(key).values())
-                if self._poisoned:
-                    for param in params:
-                        param.grad = torch.full_like(param, float("nan"))
-                distributed.synchronize_gradients(self.accelerator, module, self.policies, key)
-                norm = _clip(params, self.cfg.max_grad_norm)
-                if not math.isfinite(norm):
-                    raise FloatingPointError(self._non_finite_message(
-                        f"The gradients of {key!r} are not finite (a non-finite loss or an overflow, on some process)"
-                    ))
-                for agent in self.policies.agents_of(key):
-                    metrics[f"agent/{agent}/grad_norm"] = norm
-                optimizer.step()
+                        norms[agent].append(norm)
+                    optimizer.step()
             for _ in range(declared(self.algorithm, "module_updates") if self.owned_modules else 0):
                 self._update_owned_modules()
             self.backend.sync_weights()
-        metrics.update({f"agent/{a}/logp_mean": v for a, v in self._logp_means.items()})
+        # the last pass's loss and gradient norm, averaged over its minibatches
+        metrics.update({f"agent/{a}/loss": sum(v) / len(v) for a, v in losses.items()})
+        metrics.update({f"agent/{a}/grad_norm": sum(v) / len(v) for a, v in norms.items()})
+        metrics.update({f"agent/{a}/logp_mean": s / n for a, (s, n) in self._logp_totals.items() if n})
+        metrics["train/optimizer_steps"] = float(self.updates_per_rollout * len(minibatches))
         return metrics
+
+    def minibatches(self, items: Mapping[str, list[TrainItem]]) -> list[dict[str, list[TrainItem]]]:
+        """The step's items split into minibatches of ``minibatch_size`` joint samples, in rollout order.
+
+        Each agent's weights are rescaled to sum to 1 within a minibatch, so each minibatch's loss is a
+        mean over its replies. Without ``minibatch_size``: one minibatch, the items as they are. With
+        many processes every one takes as many optimizer steps as the one with the most samples (a
+        process short of samples joins the gradient all-reduce with an empty minibatch)."""
+        if self.minibatch_size is None:
+            return [dict(items)]
+        size = self.minibatch_size
+        samples = 1 + max((item.sample for agent_items in items.values() for item in agent_items), default=-1)
+        count = max(math.ceil(samples / size), 1)
+        if self.dist.world_size > 1:
+            count = max(self.dist.gather_objects(count))
+        split: list[dict[str, list[TrainItem]]] = [defaultdict(list) for _ in range(count)]
+        for agent, agent_items in items.items():
+            for item in agent_items:
+                split[item.sample // size][agent].append(item)
+        return [{agent: _rescaled(agent_items) for agent, agent_items in part.items()} for part in split]
+
+    @torch.no_grad()
+    def _record_old_logprobs(self, minibatches: list[dict[str, list[TrainItem]]], cache: dict) -> None:
+        """π_old (and π_ref with a KL term) of every minibatch before the update's first optimizer
+        step: a later minibatch is scored after the policy has moved, and its ratio must not start at 1."""
+        for index, minibatch in enumerate(minibatches):
+            for agent, items in minibatch.items():
+                sampling = self.cfg.sampling_for(agent)
+                for start, micro in self._micro_batches(items):
+                    prompts, completions = [i.prompt_ids for i in micro], [i.completion_ids for i in micro]
+                    saved = cache.setdefault((agent, index, start), {})
+                    saved["old"] = self.policies.token_logprobs(agent, prompts, completions, sampling)[0].detach()
+                    if self.loss_options.kl_coef > 0:
+                        saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions, sampling)
 
     def _update_owned_modules(self) -> None:
         """One optimizer step of the algorithm's own modules on its ``modules_loss`` (DDP averages the
@@ -287,28 +339,33 @@ class Trainer:
                 f"update; the last checkpoint in {self.run_dir / 'checkpoints'} is intact. Lower learning_rate "
                 "or check the rewards.")
 
-    def _accumulate(self, agent: str, items: list[TrainItem], epoch: int, cache: dict) -> float:
-        """Backward the agent's loss over micro-batches; returns the loss value.
+    def _micro_batches(self, items: list[TrainItem]) -> list[tuple[int, list[TrainItem]]]:
+        """``(offset, replies)`` slices of ``micro_batch_size`` of the replies that need a forward pass.
 
         Replies with advantage 0 are skipped only when the algorithm declares its loss is 0 there
-        (``zero_loss_at_zero_advantage``) and no KL term is on; they still count in the weights.
-        A loss that is not finite stops training before any optimizer step of this update."""
-        cfg, options = self.cfg, self.loss_options
-        skip_zero = declared(self.algorithm, "zero_loss_at_zero_advantage") is True and options.kl_coef == 0
+        (``zero_loss_at_zero_advantage``) and no KL term is on; they still count in the weights."""
+        skip_zero = declared(self.algorithm, "zero_loss_at_zero_advantage") is True and self.loss_options.kl_coef == 0
         needed = [i for i in items if not i.is_zero] if skip_zero else items
         needed = [i for i in needed if i.completion_ids]
-        sampling = cfg.sampling_for(agent)
+        size = self.cfg.micro_batch_size
+        return [(start, needed[start : start + size]) for start in range(0, len(needed), size)]
+
+    def _accumulate(self, agent: str, items: list[TrainItem], epoch: int, cache: dict, minibatch: int = 0) -> float:
+        """Backward the agent's loss on one minibatch's ``items`` over micro-batches; returns the loss value.
+
+        A loss that is not finite stops training before any optimizer step of this update."""
+        options = self.loss_options
+        sampling = self.cfg.sampling_for(agent)
         total_tokens = float(sum(len(i.completion_ids) for i in items))
         value, logp_sum, token_count = 0.0, 0.0, 0.0
-        for start in range(0, len(needed), cfg.micro_batch_size):
-            micro = needed[start : start + cfg.micro_batch_size]
+        for start, micro in self._micro_batches(items):
             prompts, completions = [i.prompt_ids for i in micro], [i.completion_ids for i in micro]
             logps, mask = self.policies.token_logprobs(agent, prompts, completions, sampling)
-            saved = cache.setdefault((agent, start), {})
-            if epoch == 0:
+            saved = cache.setdefault((agent, minibatch, start), {})
+            if "old" not in saved:  # the first pass over a rollout taken as one minibatch: π_old = π_θ
                 saved["old"] = logps.detach()
-                if options.kl_coef > 0:
-                    saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions, sampling)
+            if options.kl_coef > 0 and "ref" not in saved:
+                saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions, sampling)
             batch = LossBatch(
                 agent=agent, logps=logps, old_logps=saved["old"], mask=mask,
                 advantages=advantage_tensor([i.loss_advantage for i in micro], logps.shape[1], logps),
@@ -328,8 +385,10 @@ class Trainer:
             value += float(loss.detach())
             logp_sum += float((logps.detach() * mask).sum())
             token_count += float(mask.sum())
-        if epoch == 0 and token_count:
-            self._logp_means[agent] = logp_sum / token_count
+        if epoch == 0:  # the log-prob mean of the first pass (a later minibatch's after earlier steps)
+            totals = self._logp_totals[agent]
+            totals[0] += logp_sum
+            totals[1] += token_count
         return value
 
     # ----------------------------------------------------------------- 5: logs and checkpoints
@@ -594,11 +653,17 @@ def _item_metrics(agent: str, items: list[TrainItem]) -> dict[str, float]:
     }
 
 
-def _train_item(agent: str, reply: Any, advantage: Advantage) -> TrainItem:
+def _train_item(agent: str, reply: Any, advantage: Advantage, sample: int = 0) -> TrainItem:
     if isinstance(advantage, tuple):  # per token: their mean stands for the reply in the metrics
         mean = float(np.mean(advantage)) if advantage else 0.0
-        return TrainItem(agent, reply.prompt_ids, reply.completion_ids, mean, token_advantages=advantage)
-    return TrainItem(agent, reply.prompt_ids, reply.completion_ids, advantage)
+        return TrainItem(agent, reply.prompt_ids, reply.completion_ids, mean, sample, token_advantages=advantage)
+    return TrainItem(agent, reply.prompt_ids, reply.completion_ids, advantage, sample)
+
+
+def _rescaled(items: list[TrainItem]) -> list[TrainItem]:
+    """``items`` with their weights rescaled to sum to 1 (a minibatch's share of the step)."""
+    total = sum(item.weight for item in items)
+    return [dataclasses.replace(item, weight=item.weight / total) for item in items] if total > 0 else list(items)
 
 
 def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:

@@ -2,6 +2,7 @@
 
     llm-coop bench                                   # magrpo and grpo, seeds 0 1, on coop_basics-v0
     llm-coop bench coop_humaneval-v0 --algos magrpo,grpo --seeds 0 1 2 --steps 30
+    llm-coop bench --algos magrpo,marloo,mypkg.my_algo:MyAlgo   # any registered name or module:Class
     llm-coop bench --report-only                     # rebuild the report from the run folders
 """
 
@@ -20,10 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.learning.plan import DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, plan, train_command
+from benchmarks.learning.plan import (
+    DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, plan, teams_of, train_command,
+)
 
 META_FILE = "bench.json"
 # Settings that must match for a runs folder to be resumed: anything else would mix two experiments.
+# Algorithms and seeds may be added: their runs get the same budget as the runs already there.
 SAME_EXPERIMENT = ("env", "budget", "overrides")
 
 
@@ -54,7 +58,7 @@ def bench_command(argv: Sequence[str]) -> int:
         paths["docs_png"].parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(paths["png"], paths["docs_png"])
     if not args.quiet:
-        print(results_table(summary, Budget(**meta["budget"])))
+        print(results_table(summary, Budget(**meta["budget"]), teams_of(meta)))
         print("Wrote " + ", ".join(str(p) for p in paths.values()))
     return 0 if all(run.ok for run in runs) else 1
 
@@ -75,15 +79,16 @@ def collect_runs(meta: dict[str, Any], runs_dir: Path):
 
 
 def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dict[str, Any]:
+    algorithms = [name.strip() for name in args.algos.split(",") if name.strip()]
+    if not algorithms or not args.seeds:
+        raise ValueError("give at least one algorithm (--algos) and one seed (--seeds)")
+    check_algorithms(algorithms)  # before anything trains: a wrong name stops here
     budget = Budget(
         steps=args.steps, problems_per_step=args.problems_per_step, group_size=args.group_size,
         sample_tokens=args.sample_tokens, eval_every=args.eval_every, eval_problems=args.eval_problems,
         learning_rate=args.learning_rate, lora_r=args.lora_r, temperature=args.temperature, top_p=args.top_p,
         model=args.model,
     )
-    algorithms = [name.strip() for name in args.algos.split(",") if name.strip()]
-    if not algorithms or not args.seeds:
-        raise ValueError("give at least one algorithm (--algos) and one seed (--seeds)")
     meta = {
         "env": args.env, "algorithms": algorithms, "seeds": list(args.seeds), "budget": dataclasses.asdict(budget),
         "overrides": list(args.set), "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
@@ -91,6 +96,7 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
         "sessions": [],
     }
     _check_resumable(meta, runs_dir)
+    meta["teams"] = check_algorithms(meta["algorithms"])
     # Every invocation that trained is kept, with the machine's load around it: a resumed benchmark
     # ran in several sessions, under whatever load each one had.
     meta["sessions"].append({"command": "llm-coop bench " + shlex.join(list(argv)), "uptime_start": _uptime()})
@@ -119,7 +125,7 @@ def _check_resumable(meta: dict[str, Any], runs_dir: Path) -> None:
     if changed:
         raise ValueError(f"{runs_dir} holds a benchmark with other settings ({', '.join(changed)} differ): "
                          "use another --runs-dir, or delete that folder to start over")
-    # Adding seeds or algorithms later extends the experiment: finished runs are reused, not redone.
+    # Adding seeds or algorithms later extends the experiment; the runs already there are kept.
     meta["seeds"] = sorted(set(old["seeds"]) | set(meta["seeds"]))
     meta["algorithms"] += [algo for algo in old["algorithms"] if algo not in meta["algorithms"]]
     meta["sessions"] = old.get("sessions", [])
@@ -183,7 +189,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Examples:\n" + __doc__.split("\n\n")[1].rstrip(),  # the examples of the module docstring
     )
     parser.add_argument("env", nargs="?", default=DEFAULT_ENV, help=f"registered env id (default {DEFAULT_ENV})")
-    parser.add_argument("--algos", default=",".join(DEFAULT_ALGORITHMS), help="comma-separated algorithms; the first is compared with the others")
+    parser.add_argument("--algos", default=",".join(DEFAULT_ALGORITHMS), help="comma-separated algorithms: registered names or package.module:Class; the first is compared with the others")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
     parser.add_argument("--steps", type=int, default=defaults.steps, help="training steps, the same for every algorithm")
     parser.add_argument("--problems-per-step", type=int, default=defaults.problems_per_step)

@@ -9,18 +9,24 @@ Equal budget means equal work per training step for every algorithm, whatever it
 
 Doubling a single agent's G or its steps instead would also equalise the token cap, but it would
 double its sandbox calls: only the longer reply keeps both budgets equal.
+
+An algorithm is any name ``llm-coop train --algo`` accepts (bundled, registered, installed through the
+entry-point group, or ``package.module:Class``), resolved by the same registry; its team is the one
+it declares (``single_agent``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 # Agents per team; algorithms that train one agent doing the whole task play the "single" team.
 TEAM_AGENTS = {"pair": 2, "single": 1}
-ALGORITHM_TEAMS = {"grpo": "single"}
 DEFAULT_ALGORITHMS = ("magrpo", "grpo")
 DEFAULT_SEEDS = (0, 1)
 DEFAULT_ENV = "coop_basics-v0"
@@ -51,9 +57,9 @@ class Budget:
         if self.sample_tokens % 2:
             raise ValueError(f"--sample-tokens must be even (the pair splits it in two), got {self.sample_tokens}")
 
-    def reply_tokens(self, algo: str) -> int:
-        """``max_new_tokens`` of each agent of ``algo``'s team."""
-        return self.sample_tokens // TEAM_AGENTS[team(algo)]
+    def reply_tokens(self, team_name: str) -> int:
+        """``max_new_tokens`` of each agent of a ``pair`` or ``single`` team."""
+        return self.sample_tokens // TEAM_AGENTS[team_name]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,11 +69,63 @@ class RunSpec:
 
     @property
     def name(self) -> str:
-        return f"{self.algo}-seed{self.seed}"
+        return f"{folder_name(self.algo)}-seed{self.seed}"
 
 
+def folder_name(algo: str) -> str:
+    """``algo`` as a file name on every system: ``pkg.module:Class`` becomes ``pkg.module_Class``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", algo)
+
+
+@functools.lru_cache(maxsize=None)
 def team(algo: str) -> str:
-    return ALGORITHM_TEAMS.get(algo, "pair")
+    """``single`` when the algorithm declares ``single_agent = True`` (one agent does the whole task),
+    else ``pair``. An unknown name or a ``module:Class`` that does not load raises (see
+    :func:`check_algorithms`)."""
+    from trainers.algorithms.registry import algorithm_factory
+
+    factory = algorithm_factory(algo)  # the trainer's own lookup of --algo
+    if isinstance(factory, type):
+        missing = [m for m in ("advantages", "loss") if not callable(getattr(factory, m, None))]
+        if missing:
+            raise TypeError(f"{factory.__qualname__} has no {' or '.join(missing)}() method "
+                            "(see trainers.algorithms.base.AlgorithmBase)")
+    return "single" if getattr(factory, "single_agent", False) is True else "pair"
+
+
+def check_algorithms(algorithms: Sequence[str]) -> dict[str, str]:
+    """Every algorithm's team, or a one-line ``ValueError`` naming the first that cannot be used."""
+    teams = {}
+    for algo in algorithms:
+        try:
+            teams[algo] = team(algo)
+        except Exception as error:  # noqa: BLE001 - a user's module may raise anything on import
+            raise ValueError(f"--algos {algo}: {_one_line(error)}") from error
+    if len(set(algorithms)) != len(algorithms):
+        raise ValueError(f"--algos names an algorithm twice: {','.join(algorithms)}")
+    folders: dict[str, str] = {}
+    for algo in algorithms:
+        other = folders.setdefault(folder_name(algo), algo)
+        if other != algo:
+            raise ValueError(f"--algos {other} and {algo} would share the run folders {folder_name(algo)}-seed<k>: "
+                             "register one under another name")
+    return teams
+
+
+def teams_of(meta: Mapping[str, Any]) -> dict[str, str]:
+    """The team of each algorithm of a benchmark: as recorded in its ``bench.json`` (older ones
+    recorded none: then resolved again)."""
+    recorded = meta.get("teams") or {}
+    return {algo: recorded.get(algo) or team(algo) for algo in meta["algorithms"]}
+
+
+def _one_line(error: Exception) -> str:
+    message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    if not isinstance(error, (KeyError, ImportError, TypeError, ValueError)):  # raised by the user's module itself
+        message = f"{type(error).__name__}: {message}"
+    if isinstance(error, ModuleNotFoundError) or isinstance(error.__cause__, ModuleNotFoundError):
+        message += " (is its package installed, or its folder on PYTHONPATH?)"
+    return message.splitlines()[0] if message.strip() else type(error).__name__
 
 
 def plan(algorithms: Sequence[str], seeds: Sequence[int]) -> list[RunSpec]:
@@ -77,7 +135,8 @@ def plan(algorithms: Sequence[str], seeds: Sequence[int]) -> list[RunSpec]:
 
 def train_command(spec: RunSpec, env: str, budget: Budget, runs_dir: Path, extra: Sequence[str] = ()) -> list[str]:
     """``llm-coop train`` (as ``python -m trainers train``) for one run; ``extra`` are key=value overrides."""
-    team_override = [] if team(spec.algo) == "pair" else [f"env_kwargs.team={team(spec.algo)}"]
+    team_name = team(spec.algo)
+    team_override = [] if team_name == "pair" else [f"env_kwargs.team={team_name}"]  # the coding envs' one-agent mode
     return [
         sys.executable, "-m", "trainers", "train", "--env", env, "--algo", spec.algo, "--model", budget.model,
         "--steps", str(budget.steps), "--run-dir", str(runs_dir), "--run-name", spec.name,
@@ -85,7 +144,7 @@ def train_command(spec: RunSpec, env: str, budget: Budget, runs_dir: Path, extra
         f"eval_every={budget.eval_every}", f"seed={spec.seed}", f"group_size={budget.group_size}",
         f"problems_per_step={budget.problems_per_step}", f"learning_rate={budget.learning_rate}",
         f"lora_r={budget.lora_r}", f"lora_alpha={2 * budget.lora_r}", f"sampling.temperature={budget.temperature}",
-        f"sampling.top_p={budget.top_p}", f"sampling.max_new_tokens={budget.reply_tokens(spec.algo)}",
+        f"sampling.top_p={budget.top_p}", f"sampling.max_new_tokens={budget.reply_tokens(team_name)}",
         "save_every=0", "log_samples=1", "progress_bar=false", "tensorboard=false",
         *team_override, *extra,
     ]

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks.learning.plan import Budget, team
+from benchmarks.learning.plan import Budget, teams_of
 
 LABELS = {"magrpo": "MAGRPO (two agents)", "grpo": "GRPO (single agent)"}
 UNTRAINED = {"pair": "untrained pair", "single": "untrained single agent"}
@@ -17,7 +17,20 @@ COLUMNS = (("pass_rate", "held-out pass rate"), ("acc", "acc (tests passed)"), (
 
 
 def label(algo: str) -> str:
-    return LABELS.get(algo, algo)
+    """The algorithm's name in tables and plots: its class's spelling of a registered name (``marloo``
+    reads ``MARLOO``), ``Class (pkg.module)`` for ``pkg.module:Class``."""
+    if ":" in algo:
+        module, _, name = algo.partition(":")
+        return f"{name} ({module})"
+    if algo in LABELS:
+        return LABELS[algo]
+    try:
+        from trainers.algorithms.registry import algorithm_factory
+
+        spelled = getattr(algorithm_factory(algo), "__name__", "")
+    except Exception:  # noqa: BLE001 - a report of old runs must not need their algorithm importable
+        spelled = ""
+    return spelled if spelled.lower() == algo.lower() else algo
 
 
 def write_report(out: Path, meta: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, Path]:
@@ -36,6 +49,7 @@ def write_report(out: Path, meta: Mapping[str, Any], summary: Mapping[str, Any])
 
 def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bool) -> str:
     budget = Budget(**meta["budget"])
+    teams = teams_of(meta)
     machine = meta["machine"]
     parts = [
         f"# Learning benchmark on `{meta['env']}`",
@@ -47,11 +61,11 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         "Runs execute one at a time; the load around each session that trained:",
         sessions_table(meta.get("sessions", [])),
         f"## Held-out results on {len(summary['task_ids'])} problems (mean [95 % CI])",
-        results_table(summary, budget),
+        results_table(summary, budget, teams),
         "## Changes (mean [95 % CI]; rates in percentage points)",
-        changes_table(summary),
+        changes_table(summary, teams),
         "## Budget per algorithm",
-        budget_table(meta, summary, budget),
+        budget_table(meta, summary, budget, teams),
         "## Runs",
         runs_table(summary),
     ]
@@ -85,26 +99,26 @@ def columns(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     return shown
 
 
-def results_table(summary: Mapping[str, Any], budget: Budget) -> str:
+def results_table(summary: Mapping[str, Any], budget: Budget, teams: Mapping[str, str]) -> str:
     shown = columns(summary)
     lines = ["| agents | seeds | " + " | ".join(title for _, title in shown) + " |",
              "|---|---:|" + "---:|" * len(shown)]
     shown_teams = set()
     for algo, result in summary["algorithms"].items():
         seeds = len(result["seeds"])
-        if team(algo) not in shown_teams:  # step 0 is the same untrained model for every algorithm of a team
-            shown_teams.add(team(algo))
-            lines.append(_row(f"{UNTRAINED[team(algo)]} (step 0 of the {algo} runs)", seeds, result, "before", shown))
+        if teams[algo] not in shown_teams:  # step 0 is the same untrained model for every algorithm of a team
+            shown_teams.add(teams[algo])
+            lines.append(_row(f"{UNTRAINED[teams[algo]]} (step 0 of the {algo} runs)", seeds, result, "before", shown))
         lines.append(_row(f"{label(algo)} after {budget.steps} steps", seeds, result, "after", shown))
     return "\n".join(lines)
 
 
-def changes_table(summary: Mapping[str, Any]) -> str:
+def changes_table(summary: Mapping[str, Any], teams: Mapping[str, str]) -> str:
     shown = columns(summary)
     lines = ["| comparison | " + " | ".join(title for _, title in shown) + " |", "|---|" + "---:|" * len(shown)]
     for algo, result in summary["algorithms"].items():
         cells = [_cell(metric, (result["metrics"].get(metric) or {}).get("change"), signed=True) for metric, _ in shown]
-        lines.append(f"| {label(algo)}: after − {UNTRAINED[team(algo)]} (paired) | " + " | ".join(cells) + " |")
+        lines.append(f"| {label(algo)}: after − {UNTRAINED[teams[algo]]} (paired) | " + " | ".join(cells) + " |")
     for name, result in summary["comparisons"].items():
         a, b = name.split(" - ")
         cells = [_cell(metric, result.get(metric), signed=True) if metric in result else "not comparable" for metric, _ in shown]
@@ -112,7 +126,7 @@ def changes_table(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def budget_table(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Budget) -> str:
+def budget_table(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Budget, teams: Mapping[str, str]) -> str:
     lines = ["| algorithm | team | max new tokens per agent | token cap per run (all agents) | "
              "generated tokens per run (measured) | env steps per run (measured) | training s per run |",
              "|---|---|---:|---:|---:|---:|---:|"]
@@ -120,7 +134,7 @@ def budget_table(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Bu
     for algo in meta["algorithms"]:
         runs = summary["algorithms"].get(algo, {}).get("budget", [])
         lines.append(
-            f"| {label(algo)} | {team(algo)} | {budget.reply_tokens(algo)} | {cap:,} | "
+            f"| {label(algo)} | {teams[algo]} | {budget.reply_tokens(teams[algo])} | {cap:,} | "
             f"{_per_seed(runs, 'generated_tokens', '{:,}')} | {_per_seed(runs, 'env_steps', '{:,}')} | "
             f"{_per_seed(runs, 'train_s', '{:.1f}')} |"
         )

@@ -62,6 +62,7 @@ def main() -> None:
     parser.add_argument("--ctrl-c-on-rank", type=int, default=None, help="this rank alone gets a Ctrl-C in step 1")
     parser.add_argument("--critic", default=None, help="train with this actor-critic (an owned value head): mappo, iac, maac")
     parser.add_argument("--nan-on-rank", type=int, default=None, help="this rank alone has a NaN loss in step 2")
+    parser.add_argument("--minibatch", type=int, default=None, help="algo_kwargs.minibatch_size, with 2 updates per rollout")
     args = parser.parse_args()
     torch.set_num_threads(1)
     out = Path(args.out_dir)
@@ -86,7 +87,8 @@ def main() -> None:
     cfg = tiny_config(out, run_name=args.run_name, steps=args.steps, problems_per_step=args.problems,
                       resume=args.resume, save_every=0 if args.ctrl_c_on_rank is not None else 1, log_samples=1,
                       micro_batch_size=3, algo=args.critic or "magrpo_faults",
-                      algo_kwargs={"value_lr": 0.1} if args.critic else {},
+                      algo_kwargs={"value_lr": 0.1} if args.critic else (
+                          {"minibatch_size": args.minibatch, "updates_per_rollout": 2} if args.minibatch else {}),
                       **(dict(lora_r=0, policy="separate", learning_rate=1e-2) if args.full else {}))
     trainer = Trainer(cfg, env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer))
     if args.scripted:

@@ -107,6 +107,17 @@ def test_an_algorithms_own_module_is_synchronised_across_processes(tmp_path, cri
 
 
 @pytest.mark.slow
+def test_minibatches_and_several_updates_per_rollout_keep_the_replicas_identical(tmp_path):
+    ranks = launch(tmp_path, "--scripted", "--steps", "2", "--minibatch", "3")
+    assert ranks[0]["sums"] == ranks[1]["sums"]  # every minibatch's gradient was averaged over both ranks
+    for row in ranks[0]["history"]:
+        assert row["train/optimizer_steps"] == 2 * 2  # ceil(4 joint samples / 3) x 2 passes, on each rank
+    initial = torch.load(tmp_path / "initial.pt")
+    moved = torch.load(tmp_path / "weights.pt")
+    assert any(not torch.equal(moved[k][n], initial[k][n]) for k in initial for n in initial[k])
+
+
+@pytest.mark.slow
 def test_a_two_process_checkpoint_resumes_in_one_process(tmp_path, tokenizer):
     """DDP keeps a full replica per rank, so a checkpoint loads on any number of processes."""
     from llm_coop_envs.core import CoopEnv

@@ -11,8 +11,9 @@ into a loss. Everything else (sampling, env steps, optimizers, logging, checkpoi
 Any object with those two methods works (the :class:`Algorithm` protocol). :class:`AlgorithmBase` adds
 what the trainer also reads, with defaults: the declared attributes (``single_agent``,
 ``zero_loss_at_zero_advantage``, ``needs_greedy_baseline``), the loss options ``clip_eps``,
-``kl_coef`` and ``token_aggregation`` (set through ``algo_kwargs``), the step hooks and a metrics
-channel (:meth:`AlgorithmBase.log`). The registry is in :mod:`trainers.algorithms.registry`.
+``kl_coef`` and ``token_aggregation`` and the update schedule ``minibatch_size`` and
+``updates_per_rollout`` (all set through ``algo_kwargs``), the step hooks and a metrics channel
+(:meth:`AlgorithmBase.log`). The registry is in :mod:`trainers.algorithms.registry`.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ class LossOptions:
     """The options of the shared policy-gradient loss, copied into every :class:`LossBatch`."""
 
     clip_eps: float = 0.2
-    """Clipping range of the probability ratio (it matters when ``inner_epochs > 1``)."""
+    """Clipping range of the probability ratio (it matters once the policy moves within an update:
+    ``updates_per_rollout > 1`` or several minibatches)."""
     kl_coef: float = 0.0
     """Weight of the KL penalty to the initial policy (0: no penalty and no reference forward pass)."""
     token_aggregation: str = "token_sum"
@@ -119,11 +121,24 @@ class AlgorithmBase:
     module_updates: ClassVar[int] = 1
     """Optimizer steps of the owned modules (:meth:`modules_loss`) per inner epoch of an update."""
 
+    minibatch_size: int | None = None
+    """Joint samples per optimizer step (``algo_kwargs.minibatch_size``): the rollout is split, in
+    rollout order, into ceil(samples / minibatch_size) minibatches, each a loss and an optimizer step
+    of its own. ``None`` (default): the whole rollout, one optimizer step per pass."""
+    updates_per_rollout: int | None = None
+    """Passes (epochs) over the rollout per update (``algo_kwargs.updates_per_rollout``); ``None``
+    (default): the trainer's ``inner_epochs`` (1 unless set)."""
+
     loss_options: LossOptions = LossOptions()
     """Set from the constructor's ``clip_eps``, ``kl_coef``, ``token_aggregation`` (``algo_kwargs``)."""
 
-    def __init__(self, *, clip_eps: float = 0.2, kl_coef: float = 0.0, token_aggregation: str = "token_sum") -> None:
+    def __init__(self, *, clip_eps: float = 0.2, kl_coef: float = 0.0, token_aggregation: str = "token_sum",
+                 minibatch_size: int | None = None, updates_per_rollout: int | None = None) -> None:
         self.loss_options = LossOptions(float(clip_eps), float(kl_coef), str(token_aggregation))
+        # an option left unset keeps the class's declared value (a subclass may declare its own default)
+        self.minibatch_size = count_option("minibatch_size", self.minibatch_size if minibatch_size is None else minibatch_size)
+        self.updates_per_rollout = count_option(
+            "updates_per_rollout", self.updates_per_rollout if updates_per_rollout is None else updates_per_rollout)
 
     def advantages(self, group: Group) -> np.ndarray:
         raise NotImplementedError
@@ -170,6 +185,15 @@ class AlgorithmBase:
         metrics = {f"algo/{name}": float(np.mean(values)) for name, values in logged.items() if values}
         logged.clear()
         return metrics
+
+
+def count_option(name: str, value: Any) -> int | None:
+    """``value`` as a count >= 1 (a digit string from a command line too), or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit() or int(value) < 1:
+        raise ValueError(f"{name} must be a whole number >= 1 (or null for the default), got {value!r}.")
+    return int(value)
 
 
 def declared(algorithm: Any, name: str) -> Any:

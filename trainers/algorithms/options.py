@@ -3,7 +3,9 @@ into every :class:`~trainers.algorithms.base.LossBatch`.
 
 ``clip_eps``, ``kl_coef`` and ``token_aggregation`` are the algorithm's options (``algo_kwargs``).
 They used to be trainer settings: the old top-level keys are still accepted, with a
-``DeprecationWarning``, and reach the algorithm as if written in ``algo_kwargs``.
+``DeprecationWarning``, and reach the algorithm as if written in ``algo_kwargs``. So are
+``minibatch_size`` and ``updates_per_rollout`` (:func:`update_schedule`); the trainer's
+``inner_epochs`` stays the default of the latter.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import dataclasses
 import warnings
 from typing import Any
 
-from trainers.algorithms.base import AlgorithmBase, LossOptions
+from trainers.algorithms.base import AlgorithmBase, LossOptions, count_option, declared
 from trainers.algorithms.registry import algorithm_factory, get_algorithm
 
 LEGACY_KEYS = tuple(field.name for field in dataclasses.fields(LossOptions))
@@ -52,3 +54,16 @@ def loss_options(algorithm: Any, cfg: Any) -> LossOptions:
         return options
     defaults = LossOptions()
     return LossOptions(**{key: getattr(cfg, key, getattr(defaults, key)) for key in LEGACY_KEYS})
+
+
+def update_schedule(algorithm: Any, cfg: Any) -> tuple[int | None, int]:
+    """``(minibatch_size, passes)`` of every update: joint samples per optimizer step (``None``: the
+    whole rollout) and passes over the rollout (the algorithm's ``updates_per_rollout``, else the
+    trainer's ``inner_epochs``). Read from any algorithm object, checked here."""
+    size = count_option("minibatch_size", declared(algorithm, "minibatch_size"))
+    passes = count_option("updates_per_rollout", declared(algorithm, "updates_per_rollout"))
+    epochs = getattr(cfg, "inner_epochs", 1)
+    if passes is not None and epochs not in (1, passes):
+        raise ValueError(f"algo_kwargs.updates_per_rollout={passes} and inner_epochs={epochs} disagree: "
+                         "keep algo_kwargs.updates_per_rollout only.")
+    return size, passes or epochs
