@@ -22,7 +22,7 @@ observations, infos = env.reset(seed=0)
 | Problems | every problem of the packaged ``tier<N>.json`` files; ``split`` picks ``train``, ``test`` (one third of each tier, spread through it) or ``all`` |
 | Size | 133 problems (tiers 1/2/3: 45/44/44), 43 of them in ``test`` (15/14/14) |
 | Untrained default model | greedy pass rate on ``test``: 9.3 % as a pair, 14.0 % alone; tier 1 only: 26.7 % and 40.0 % (``benchmarks/results/coop_basics_calibration.md``) |
-| Reward | joint, the same for both agents: ``"levels"`` (default, 0–4.0), ``"execution"`` or a callable |
+| Reward | joint, the same for both agents: ``"levels"`` (default), ``"execution"`` or your own |
 | Solved | every test of the problem passes (ends the episode when ``stop_when_solved``) |
 
 ## Tiers
@@ -52,10 +52,9 @@ optional ``compare`` (``"eq"``, the default, or ``"isclose"`` for floats). They 
 
 ## Reward
 
-The same as ``coop_humaneval-v0``: ``"levels"`` (structure 0.4 + 0.6, syntax 0.5, the share of tests
-passed up to 1.0, cooperation: main uses the helper's value +0.5 and is more than a thin wrapper
-+1.0, throwing the value away −0.5; maximum 4.0, or 2.1 for ``team="single"``), ``"execution"`` or a
-callable. Every problem's reference helper and main earn 4.0 in the tests of this package.
+The coding rewards of every coding env (``llm_coop_envs.coding.reward``, on the
+[Coding tasks](coding.md) page). Every problem's reference helper and main earn the maximum of
+``"levels"`` in the tests of this package.
 
 ## Arguments
 

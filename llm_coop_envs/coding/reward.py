@@ -1,27 +1,49 @@
-"""The coding rewards: ``"levels"`` (the MAGRPO paper's hierarchy), ``"execution"``, or a user's callable.
+"""The coding rewards: ``"levels"`` (the default), ``"execution"``, or a user's callable.
 
-``levels`` (maximum 4.0), level by level; a level that fails stops the scoring:
+Every coding env scores with these rewards. This text is their one description: the docs pages
+show it as written here, and a test holds its numbers to the constants in this module.
 
-============  ==========================================================  =========
-level         condition                                                   component
-============  ==========================================================  =========
-structure     the helper agent defines a function that returns a value    ``helper_defined`` +0.4
-structure     main defines the entry point (missing: scoring stops)       ``main_defined`` +0.6
-syntax        the whole program compiles (otherwise scoring stops)        ``syntax`` +0.5
-tests         fraction of the problem's tests that pass                   ``tests`` +0…1.0
-cooperation   (≥ 1 test passes and the helper defined a function)
-              main calls a helper function                                ``uses_helper`` +0.5
-              … and is more than a thin wrapper around it                 ``beyond_wrapper`` +1.0
-              … but never uses a helper call's return value               ``ignored_return`` −0.5
-============  ==========================================================  =========
+## Reward ``"levels"`` (default)
 
-With ``team="single"`` (one agent writes everything) ``levels`` keeps only ``main_defined``,
-``syntax`` and ``tests`` (maximum 2.1): there is no helper agent to reward.
+The MAGRPO paper's hierarchical reward. Levels are scored in order; a failed level marked "stops"
+ends the scoring. Every component is always present in ``infos[agent]["reward_components"]``
+(0.0 when not reached). Maximum 4.0.
 
-``execution``: ``syntax`` +0.2 (the program compiles and main defines the entry point), ``runs``
-+0.3 (the program loads without error), ``tests`` +0.1 per passing test.
+| level | condition | component | value |
+| --- | --- | --- | --- |
+| structure | the helper defines a function that returns a value (``return <expr>``) | ``helper_defined`` | +0.4 |
+| structure | main defines the entry point; **missing: stops** | ``main_defined`` | +0.6 |
+| syntax | the whole program compiles; **otherwise stops** | ``syntax`` | +0.5 |
+| tests | passed tests / all tests | ``tests`` | 0 … +1.0 |
+| cooperation | only when ≥ 1 test passes and the helper defined a function: main's code refers to a helper function (a call, or passing it as a value like ``key=aux``) | ``uses_helper`` | +0.5 |
+| cooperation | … and the entry point is more than a thin wrapper: its body (docstring aside) is not just ``return aux(...)``, nor ``r = aux(...)`` then ``return r`` | ``beyond_wrapper`` | +1.0 |
+| cooperation | … but every helper call in main is a bare statement whose value is thrown away | ``ignored_return`` | −0.5 |
 
-Every component is always present (0.0 when its level was not reached).
+"Helper function" means any function the helper agent defined (other than the entry point); the
+prompts ask for one named ``aux``. The cooperation facts are read from the syntax tree of main's
+code; nothing about them is executed. With ``team="single"`` (one agent writes everything) the
+levels keep ``main_defined``, ``syntax`` and ``tests`` only (maximum 2.1): there is no helper.
+
+Examples on a problem "return (a + b) * 2" with four asserts:
+
+| helper | main | total |
+| --- | --- | --- |
+| ``aux(a, b) = a + b`` | ``return aux(a, b) * 2`` | 4.0 |
+| ``aux(a, b) = (a + b) * 2`` | ``return aux(a, b)`` (thin wrapper) | 3.0 |
+| ``aux(a, b) = a + b`` | ``aux(a, b)`` then ``return (a + b) * 2`` (ignores the value) | 3.5 |
+| ``aux(a, b) = a + b`` | ``return (a + b) * 2`` (no call) | 2.5 |
+| (no function) | correct on its own | 2.1 |
+| ``aux(a, b) = a + b`` | ``return a + b`` (2 of 4 asserts pass, no call) | 2.0 |
+| ``aux(a, b) = a + b`` | a syntax error | 1.0 |
+| ``aux(a, b) = a + b`` | prose only | 0.4 |
+
+## Reward ``"execution"``
+
+| condition | component | value |
+| --- | --- | --- |
+| the program compiles and main defines the entry point | ``syntax`` | +0.2 |
+| the program loads without error | ``runs`` | +0.3 |
+| each passing test | ``tests`` | +0.1 |
 """
 
 from __future__ import annotations
