@@ -20,24 +20,12 @@ observations, infos = env.reset(seed=0)
 | Reward | joint, the same for both agents: ``"levels"`` (default), ``"execution"`` or your own |
 | Solved | every test of the problem passes (ends the episode when ``stop_when_solved``) |
 
-## Shared by every coding env
+## Arguments and everything else
 
-The roles, the protocols (``"parallel"``, the default, or ``"sequential"``), how the two replies
-become one program, how its tests run one by one in the sandbox, the rewards (``"levels"``,
-``"execution"`` or your own; defined in ``llm_coop_envs.coding.reward``) and the multi-turn feedback
-are the same for every coding env, and are described once, on the [Coding tasks](coding.md) page.
-
-## Arguments
-
-| argument | default | meaning |
-|---|---|---|
-| ``split`` | ``"train"`` | ``"train"``, ``"test"`` or ``"all"`` (own files: first 80 % / last 20 %) |
-| ``data_path`` | ``None`` | a JSON/JSON Lines file of rows with ``task_id``, ``prompt``, ``test``, ``entry_point`` |
-| ``reward`` | ``"levels"`` | ``"levels"``, ``"execution"`` or a callable |
-| ``sandbox`` | ``None`` | a ``SandboxConfig`` (limits, backend); ``None`` uses the defaults |
-| ``team`` | ``"pair"`` | ``"pair"`` (helper + main) or ``"single"``: one agent, ``main``, writes the whole solution |
-| ``reward_mode`` | ``"joint"`` | ``"per_agent"``: each agent also gets its own reward (docs: coding tasks, per-agent rewards); without reference code here, structure credit per agent |
-| ``num_turns``, ``feedback``, ``protocol``, ``share_replies``, ``stop_when_solved``, ``render_mode``, ... | | passed to ``CoopEnv`` |
+``split`` picks the slice in the table above and ``data_path`` names your own file of rows. The
+roles, protocols, program assembly, tests, rewards (``llm_coop_envs.coding.reward``), feedback and
+every other argument are those of every coding env, described once on the [Coding tasks](coding.md)
+page.
 
 ## Version history
 
