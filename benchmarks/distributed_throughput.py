@@ -39,7 +39,7 @@ def train_command(processes: int, overrides: list[str]) -> list[str]:
 
 def measure(processes: int, args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
     """Train ``args.steps`` steps on ``processes`` processes; problems/s over the steps after the first."""
-    from trainers.logging import read_metrics
+    from trainers.metrics_log import read_metrics
 
     overrides = [
         "env=coop_basics-v0", f"model={args.model}", f"steps={args.steps}", f"problems_per_step={args.problems_per_step}",

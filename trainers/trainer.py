@@ -53,7 +53,7 @@ from trainers.config import TrainConfig
 from trainers.distributed import Distributed
 from trainers.evaluate import EvalResult, evaluate, make_eval_env
 from trainers.generation import GenerationRequest, backend_from_config
-from trainers.logging import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_jsonl, read_metrics
+from trainers.metrics_log import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_jsonl, read_metrics
 from trainers.policy import build_policies
 from trainers.provenance import config_provenance, write_provenance
 from trainers.rollout import Group, grow_trees, root_node

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from trainers.logging import read_jsonl
+from trainers.metrics_log import read_jsonl
 
 STEP_FILE = re.compile(r"step_(\d+)\.jsonl$")
 # Table metric -> the per-problem field it averages (booleans count as 0/1).

@@ -205,7 +205,7 @@ class Recording(Halved):
 
 def test_trainer_calls_hooks_logs_algorithm_metrics_and_rolls_out_greedy_baselines(tmp_path, tokenizer):
     from tests.trainers.conftest import LetterTask, build_model, tiny_config
-    from trainers.logging import read_metrics
+    from trainers.metrics_log import read_metrics
     from trainers.trainer import Trainer
 
     trainer = Trainer(tiny_config(tmp_path, algo="tests.trainers.test_algorithms:Recording", steps=2),

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainers.logging import read_metrics
+from trainers.metrics_log import read_metrics
 
 WORKER = Path(__file__).with_name("distributed_worker.py")
 DDP_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "accelerate" / "ddp_one_node.yaml"

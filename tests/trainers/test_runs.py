@@ -19,7 +19,7 @@ from tests.trainers.conftest import LetterTask, build_model, tiny_config
 from trainers import register_algorithm
 from trainers.algorithms.base import policy_gradient_loss
 from trainers.config import load_config
-from trainers.logging import MetricsLogger, read_metrics
+from trainers.metrics_log import MetricsLogger, read_metrics
 from trainers.run_folder import RunExistsError
 from trainers.trainer import Trainer
 

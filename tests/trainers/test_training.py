@@ -10,7 +10,7 @@ from llm_coop_envs.core import CoopEnv
 from tests.trainers.conftest import LetterTask, build_model, tiny_config
 from trainers import register_algorithm
 from trainers.algorithms.base import policy_gradient_loss
-from trainers.logging import read_metrics
+from trainers.metrics_log import read_metrics
 from trainers.trainer import Trainer
 
 DOCUMENTED = [
