@@ -140,7 +140,10 @@ class Policies:
 
     # ----------------------------------------------------------------- state
     def state_dict(self, key: str) -> dict[str, torch.Tensor]:
-        return {name: p.detach().to("cpu").clone() for name, p in self.named_trainable(key).items()}
+        """Whole tensors on the CPU; under FSDP every rank must call it (each tensor is gathered)."""
+        from trainers.fsdp import full_tensor
+
+        return {name: full_tensor(p.detach()).to("cpu").clone() for name, p in self.named_trainable(key).items()}
 
     def load_state_dict(self, key: str, state: Mapping[str, torch.Tensor]) -> None:
         params = self.named_trainable(key)

@@ -50,6 +50,7 @@ from trainers.algorithms.options import build_algorithm, loss_options
 from trainers.checkpoint import latest_checkpoint, register_weight_hooks, restore_checkpoint, save_checkpoint
 from trainers.config import TrainConfig
 from trainers.distributed import Distributed
+from trainers.fsdp import full_tensor
 from trainers.evaluate import EvalResult, evaluate, make_eval_env
 from trainers.generation import GenerationRequest, backend_from_config
 from trainers.logging import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_jsonl, read_metrics
@@ -111,16 +112,15 @@ class Trainer:
         self.policies = build_policies(self.agents, cfg, models, device=device,
                                        keep_reference=self.loss_options.kl_coef > 0)
         self.backend = backend_from_config(cfg, self.policies)
-        optimizers = {
-            key: torch.optim.AdamW(
-                list(self.policies.named_trainable(key).values()), lr=cfg.learning_rate, weight_decay=cfg.weight_decay
-            )
-            for key in self.policies.keys
-        }
-        self.policies.training_modules, self.optimizers = distributed.prepare(self.accelerator, self.policies, optimizers)
+
+        def make_optimizer(key: str) -> torch.optim.Optimizer:  # after sharding, when the engine shards
+            params = list(self.policies.named_trainable(key).values())
+            return torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+
+        self.policies.training_modules, self.optimizers = distributed.prepare(self.accelerator, self.policies, make_optimizer)
         self.owned_modules, self.owned_optimizers = distributed.prepare_owned(self.accelerator, self.algorithm, self.policies)
         """The algorithm's own modules (``build_modules``) as prepared, and their optimizers, by name."""
-        register_weight_hooks(self.accelerator, self.policies, self.owned_modules)
+        register_weight_hooks(self.accelerator, self.policies, self.owned_modules, self.optimizers)
         self.step = 0
         self._saved_step: int | None = None
         self._pool: Any = None
@@ -173,7 +173,8 @@ class Trainer:
     def train_step(self) -> dict[str, float]:
         started = time.perf_counter()
         call_hook(self.algorithm, "on_step_start", self.step + 1)
-        groups = self.rollout()
+        with distributed.gathered_weights(self.policies):  # sharded weights: whole for generation
+            groups = self.rollout()
         rolled = time.perf_counter()
         items = self.training_items(groups)
         agent_metrics = self.update(items)
@@ -246,12 +247,12 @@ class Trainer:
                         if epoch == 0:
                             metrics.update(_item_metrics(agent, items.get(agent, [])))
                         metrics[f"agent/{agent}/loss"] = loss
-                params = list(self.policies.named_trainable(key).values())
                 if self._poisoned:
-                    for param in params:
+                    for param in self.policies.named_trainable(key).values():
                         param.grad = torch.full_like(param, float("nan"))
                 distributed.synchronize_gradients(self.accelerator, module, self.policies, key)
-                norm = _clip(params, self.cfg.max_grad_norm)
+                # after the synchronisation: under FSDP these are the shards the optimizer steps
+                norm = _clip(list(self.policies.named_trainable(key).values()), self.cfg.max_grad_norm)
                 if not math.isfinite(norm):
                     raise FloatingPointError(self._non_finite_message(
                         f"The gradients of {key!r} are not finite (a non-finite loss or an overflow, on some process)"
@@ -261,7 +262,7 @@ class Trainer:
                 optimizer.step()
             for _ in range(declared(self.algorithm, "module_updates") if self.owned_modules else 0):
                 self._update_owned_modules()
-            self.backend.sync_weights()
+            distributed.sync_backend(self.backend, self.policies)
         metrics.update({f"agent/{a}/logp_mean": v for a, v in self._logp_means.items()})
         return metrics
 
@@ -376,7 +377,7 @@ class Trainer:
             return False
         state = restore_checkpoint(self.accelerator, path, list(self.optimizers), list(self.owned_modules))
         self.step = self._saved_step = int(state["step"])
-        self.backend.sync_weights()
+        distributed.sync_backend(self.backend, self.policies)
         return True
 
     def _trim_logs(self) -> None:
@@ -401,7 +402,8 @@ class Trainer:
             return
         every = self.cfg.eval_every
         if self.step == 0 or last or (every and self.step % every == 0):
-            self.evaluate_now()
+            with distributed.gathered_weights(self.policies):  # every rank: a collective under FSDP
+                self.evaluate_now()
 
     def evaluate_now(self) -> EvalResult | None:
         """Evaluate the held-out problems greedily at the current step; log and record it (first rank)."""
@@ -442,10 +444,13 @@ class Trainer:
 
     def save_final(self) -> Path:
         """Export the trained weights to ``<run>/final`` (peft adapters or full models, with tokenizers)
-        with ``provenance.json``; adapters name a base model id that another machine resolves."""
+        with ``provenance.json``; adapters name a base model id that another machine resolves. Every rank
+        calls it (sharded weights are gathered); the first rank writes."""
         folder = self.run_dir / "final"
-        self.policies.save_pretrained(str(folder))
-        write_provenance(folder, config_provenance(self.cfg))
+        with distributed.gathered_weights(self.policies):
+            if self.dist.is_main:
+                self.policies.save_pretrained(str(folder))
+                write_provenance(folder, config_provenance(self.cfg))
         return folder
 
     def _env_pool(self):
@@ -605,9 +610,9 @@ def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:
     grads = [p for p in params if p.grad is not None]
     if not grads:
         return 0.0
-    if max_norm > 0:
-        return float(torch.nn.utils.clip_grad_norm_(grads, max_norm))
-    return float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in grads])))
+    if max_norm > 0:  # sharded gradients (FSDP): a norm over every rank's shards
+        return float(full_tensor(torch.nn.utils.clip_grad_norm_(grads, max_norm)))
+    return float(torch.linalg.vector_norm(torch.stack([full_tensor(p.grad.norm()) for p in grads])))
 
 
 def _check_single_agent(algorithm: Algorithm, agents: tuple[str, ...], cfg: TrainConfig) -> None:

@@ -45,6 +45,9 @@ class TransformersBackend:
                     results[index] = completions
         return results
 
+    generates_with_trained_modules = True
+    """Generation reads the trained modules (gathered by the trainer around each rollout): nothing to sync."""
+
     def sync_weights(self) -> None:
         """Nothing to do: generation uses the trained modules themselves."""
 
