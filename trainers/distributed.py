@@ -22,7 +22,6 @@ refused with the reason (:func:`check_engine`).
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -87,14 +86,15 @@ def check_engine(accelerator: Any) -> None:
     """Refuse engines the trainer does not drive, with a message that says why and what to do
     (``accelerator`` None: only what the launch asked for)."""
     kind = str(accelerator.distributed_type).split(".")[-1] if accelerator is not None else ""
-    if kind == "DEEPSPEED" or _flag("ACCELERATE_USE_DEEPSPEED"):
+    if kind == "DEEPSPEED" or fsdp.env_flag("ACCELERATE_USE_DEEPSPEED"):
         raise NotImplementedError(
             "Accelerate is configured for DeepSpeed, which the trainer does not drive: a DeepSpeed engine "
-            "owns one model and one optimizer and steps them itself after a fixed number of backward "
-            "passes (gradient_accumulation_steps), while the trainer keeps one optimizer per agent (several "
-            "over one shared base with lora_per_agent) and backwards a number of micro-batches that varies "
-            "from step to step and from process to process. For sharded weights, gradients and optimizer "
-            "states use FSDP2: configs/accelerate/fsdp2_lora.yaml or fsdp2_full.yaml (docs/scaling.md)."
+            "owns one model and one optimizer (Accelerate's backward drives the first engine prepared) and "
+            "steps them itself after a fixed number of backward passes (gradient_accumulation_steps), while "
+            "the trainer keeps one optimizer per agent (several over one shared base with lora_per_agent) "
+            "and backwards a number of micro-batches that varies from step to step and from process to "
+            "process. For sharded weights, gradients and optimizer states use FSDP2: "
+            "configs/accelerate/fsdp2_lora.yaml or fsdp2_full.yaml (docs/scaling.md)."
         )
     if kind == "MEGATRON_LM":
         raise NotImplementedError("Megatron-LM is not supported: use DDP or FSDP2 (docs/scaling.md).")
@@ -202,7 +202,3 @@ def synchronize_gradients(accelerator: Any, module: torch.nn.Module, policies: A
         fsdp.reduce_gradients(module, zero_backward)
     else:
         zero_backward()
-
-
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "false").lower() in ("1", "true", "yes")

@@ -29,8 +29,8 @@ What that buys: between passes each process holds 1/N of the weights, and always
 gradients' reduced form and of the AdamW states (ZeRO-3 at rest). While a pass runs, every process
 holds the full weights (and, during an update, the full gradients of the key being trained), as
 under DDP: peak memory is that of DDP plus nothing, the saving is in the optimizer states and in
-everything held between passes. Activation checkpointing and parameter offloading from the
-Accelerate config are not applied (a warning says so).
+everything held between passes. Activation checkpointing, parameter offloading and CPU-RAM-efficient
+loading from the Accelerate config are not applied (a warning says so, :func:`warn_unapplied`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class FsdpSettings:
     @classmethod
     def from_env(cls) -> FsdpSettings | None:
         """The settings ``accelerate launch`` passed down, or None when FSDP was not asked for."""
-        if not _flag("ACCELERATE_USE_FSDP"):
+        if not env_flag("ACCELERATE_USE_FSDP"):
             return None
         version = os.environ.get("FSDP_VERSION", "1")
         if version != "2":
@@ -75,12 +75,17 @@ class FsdpSettings:
 
 
 def warn_unapplied() -> None:
-    """Say which settings of the launch's FSDP config the trainer does not apply."""
+    """Say which settings of the launch's FSDP config the trainer does not apply, and turn off
+    ``cpu_ram_efficient_loading``: with it, transformers loads real weights on the first process
+    only (meta tensors elsewhere) and counts on Accelerate's prepare to broadcast them, which the
+    trainer does not call; every process loads the weights itself before they are sharded."""
     for name, what in (("FSDP_ACTIVATION_CHECKPOINTING", "activation checkpointing"),
-                       ("FSDP_OFFLOAD_PARAMS", "parameter offloading")):
-        if _flag(name):
-            warnings.warn(f"FSDP {what} ({name.lower()[5:]}) is not applied by this trainer (docs/scaling.md).",
+                       ("FSDP_OFFLOAD_PARAMS", "parameter offloading"),
+                       ("FSDP_CPU_RAM_EFFICIENT_LOADING", "CPU-RAM-efficient loading")):
+        if env_flag(name):
+            warnings.warn(f"FSDP {what} ({name.lower()}) is not applied by this trainer (docs/scaling.md).",
                           stacklevel=3)
+    os.environ["FSDP_CPU_RAM_EFFICIENT_LOADING"] = "false"  # read by transformers when it loads a model
 
 
 def shard(model: torch.nn.Module, settings: FsdpSettings, device_type: str) -> torch.nn.Module:
@@ -182,5 +187,6 @@ def _no_split_modules(model: torch.nn.Module) -> set[str]:
     return names
 
 
-def _flag(name: str) -> bool:
+def env_flag(name: str) -> bool:
+    """A yes/no variable of the launch (Accelerate writes "true"/"false")."""
     return os.environ.get(name, "false").lower() in ("1", "true", "yes")

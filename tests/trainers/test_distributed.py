@@ -202,6 +202,7 @@ def test_a_two_process_fsdp_checkpoint_resumes_in_one_process(tmp_path, tokenize
     launch(tmp_path, "--steps", "2", config=CONFIGS / "fsdp2_lora.yaml", launch_args=FSDP_LAYER)
     monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
     monkeypatch.setenv("FSDP_VERSION", "2")
+    monkeypatch.delenv("FSDP_CPU_RAM_EFFICIENT_LOADING", raising=False)  # restored after the test
     cfg = tiny_config(tmp_path, steps=3, resume=True, save_every=1, log_samples=1, micro_batch_size=3)
     trainer = Trainer(cfg, env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer))
     assert trainer.step == 2
@@ -220,6 +221,26 @@ def test_deepspeed_is_refused_with_the_reason(tmp_path, monkeypatch, tiny_models
     monkeypatch.setenv("ACCELERATE_USE_DEEPSPEED", "true")
     with pytest.raises(NotImplementedError, match="DeepSpeed.*one model and one optimizer.*FSDP2"):
         Trainer(tiny_config(tmp_path), env=CoopEnv(LetterTask()), models=tiny_models)
+
+
+def test_fsdp_settings_the_trainer_does_not_apply_are_named(tmp_path, monkeypatch, tiny_models):
+    """Activation checkpointing is not applied, and CPU-RAM-efficient loading is turned off: with it
+    transformers would load real weights on the first process only, for a broadcast the trainer
+    (which shards without Accelerate's prepare) never does."""
+    from llm_coop_envs.core import CoopEnv
+    from tests.trainers.conftest import LetterTask, tiny_config
+    from trainers.trainer import Trainer
+
+    for name, value in (("ACCELERATE_USE_FSDP", "true"), ("FSDP_VERSION", "2"),
+                        ("FSDP_ACTIVATION_CHECKPOINTING", "true"), ("FSDP_CPU_RAM_EFFICIENT_LOADING", "true")):
+        monkeypatch.setenv(name, value)
+    with pytest.warns(UserWarning, match="activation checkpointing") as seen:
+        trainer = Trainer(tiny_config(tmp_path), env=CoopEnv(LetterTask()), models=tiny_models)
+    assert any("CPU-RAM-efficient loading" in str(w.message) for w in seen)
+    assert os.environ["FSDP_CPU_RAM_EFFICIENT_LOADING"] == "false"
+    assert not any(type(o).__name__ == "AcceleratedOptimizer" for o in trainer.optimizers.values())
+    trainer.train(1)  # one process under an FSDP config: nothing to shard, the same trainer
+    assert (tmp_path / "run" / "checkpoints" / "step-00000001" / "sharded").is_dir()
 
 
 def test_fsdp_version_1_is_refused_with_what_to_set(tmp_path, monkeypatch, tiny_models):
