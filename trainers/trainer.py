@@ -6,14 +6,16 @@
 
 One step:
 
-1. ``problems_per_step`` fresh episodes (``env.reset(seed=...)`` on copies of the env);
+1. ``problems_per_step`` fresh episodes (``env.reset(seed=...)`` on copies of the env; sharded
+   weights are gathered for the rollout);
 2. :func:`~trainers.rollout.grow_trees`: every acting agent samples G replies (one batched generate
    call per tree level), joint samples are stepped on env copies in parallel, multi-turn episodes
    branch into trees, returns are discounted up the tree;
 3. the algorithm turns each sibling group into advantages;
 4. per agent: token log-probs of its own replies under its own observation, the algorithm's loss,
    backward (micro-batched), one bucketed gradient all-reduce across processes (DDP through
-   Accelerate, :mod:`trainers.distributed`), clip, AdamW step;
+   Accelerate, :mod:`trainers.distributed`; under FSDP2 a reduce-scatter into each process's shard,
+   :mod:`trainers.fsdp`), clip, AdamW step;
 5. metrics (reduced across processes once per step), transcripts, held-out evaluations
    (``eval_problems``: at step 0, every ``eval_every`` steps, after the last step) and (every
    ``save_every`` steps and at the end) a checkpoint.
@@ -402,13 +404,17 @@ class Trainer:
             return
         every = self.cfg.eval_every
         if self.step == 0 or last or (every and self.step % every == 0):
-            with distributed.gathered_weights(self.policies):  # every rank: a collective under FSDP
-                self.evaluate_now()
+            self.evaluate_now()
 
     def evaluate_now(self) -> EvalResult | None:
-        """Evaluate the held-out problems greedily at the current step; log and record it (first rank)."""
-        if self.eval_env is None or not self.dist.is_main:
+        """Evaluate the held-out problems greedily at the current step; log and record it (first rank).
+        Every rank calls it: sharded weights (FSDP) are gathered for the first rank's generation."""
+        if self.eval_env is None:
             return None
+        with distributed.gathered_weights(self.policies):
+            return self._evaluate_gathered() if self.dist.is_main else None
+
+    def _evaluate_gathered(self) -> EvalResult | None:
         if self.evaluations and self.evaluations[-1]["train/step"] == self.step:
             return None  # already evaluated at this step
         result = evaluate(self.eval_env, self.backend, self.cfg, self.cfg.eval_problems)
@@ -447,10 +453,9 @@ class Trainer:
         with ``provenance.json``; adapters name a base model id that another machine resolves. Every rank
         calls it (sharded weights are gathered); the first rank writes."""
         folder = self.run_dir / "final"
-        with distributed.gathered_weights(self.policies):
-            if self.dist.is_main:
-                self.policies.save_pretrained(str(folder))
-                write_provenance(folder, config_provenance(self.cfg))
+        self.policies.save_pretrained(str(folder), write=self.dist.is_main)
+        if self.dist.is_main:
+            write_provenance(folder, config_provenance(self.cfg))
         return folder
 
     def _env_pool(self):

@@ -116,6 +116,8 @@ def main() -> None:
         pass
     except FloatingPointError as raised:
         error = str(raised)
+    if error is None:
+        trainer.save_final()  # every rank, as the command line does (FSDP gathers the shards)
     trainer.close()
     weights = {key: trainer.policies.state_dict(key) for key in trainer.policies.keys}
     sums = {key: float(sum(t.double().sum() for t in tensors.values())) for key, tensors in weights.items()}

@@ -49,6 +49,15 @@ def _without_timing(rows):
     return [{k: v for k, v in row.items() if not k.startswith("perf/")} for row in rows]
 
 
+def _exported(folder: Path) -> torch.Tensor:
+    """Every value an exported folder (peft adapter or full model) holds, flattened."""
+    from safetensors.torch import load_file
+
+    files = sorted(folder.glob("*.safetensors"))
+    assert files, f"nothing exported in {folder}"
+    return torch.cat([t.flatten() for f in files for t in load_file(str(f)).values()])
+
+
 def _assert_same_weights(got: dict, want: dict, **tolerance) -> None:
     assert got.keys() == want.keys()
     for key, tensors in want.items():
@@ -174,6 +183,10 @@ def test_two_fsdp_processes_equal_one_process_over_the_same_global_batch(tmp_pat
     assert (checkpoint / "sharded").is_dir() and not list(checkpoint.glob("optimizer*.bin"))
     saved = {p.stem for p in (checkpoint / "weights").glob("*.safetensors")}
     assert saved == set(want)  # whole tensors too, for every reader of weights/
+    for key, tensors in got.items():  # the export (final/) holds the whole trained tensors
+        exported = _exported(tmp_path / "two" / "run" / "final" / key)
+        assert exported.numel() == sum(t.numel() for t in tensors.values())
+        assert float(exported.abs().sum()) == pytest.approx(sum(float(t.abs().sum()) for t in tensors.values()))
 
 
 @pytest.mark.slow
