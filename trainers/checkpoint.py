@@ -57,22 +57,26 @@ def register_weight_hooks(accelerator: Any, policies: Any, owned: Mapping[str, t
     from trainers.distributed import fsdp_settings
 
     owned = {name: accelerator.unwrap_model(module) for name, module in (owned or {}).items()}
-    sharded = fsdp_settings() is not None
+    fsdp_layout = fsdp_settings() is not None  # also with one process: the same checkpoint layout
 
     def save_weights(models: list, weights: list, output_dir: str) -> None:
         weights.clear()  # Accelerate would write every prepared model's full state dict
-        if sharded:  # every rank takes part in the gathers and writes its shards
+        if fsdp_layout:  # every rank takes part in the gathers and writes its shards
             _save_sharded(Path(output_dir) / SHARDED, policies, optimizers or {})
-        tensors = {key: policies.state_dict(key) for key in policies.keys} if sharded or accelerator.is_main_process else {}
+        gather = fsdp_layout or accelerator.is_main_process  # sharded tensors: a gather every rank enters
+        tensors = {key: policies.state_dict(key) for key in policies.keys} if gather else {}
         if accelerator.is_main_process:
             save_weights_folder(Path(output_dir), tensors)
             save_weights_folder(Path(output_dir), {n: m.state_dict() for n, m in owned.items()}, MODULES)
 
     def load_weights(models: list, input_dir: str) -> None:
         models.clear()  # loaded here instead
-        if sharded:
+        if fsdp_layout:
             _load_sharded(Path(input_dir) / SHARDED, policies, optimizers or {})
             return
+        if (Path(input_dir) / SHARDED).is_dir():
+            raise ValueError(f"The checkpoint {input_dir} was written under FSDP (its optimizer states are in "
+                             f"{SHARDED}/): resume it under an FSDP config (configs/accelerate/fsdp2_*.yaml).")
         for key, tensors in read_weights(Path(input_dir)).items():
             policies.load_state_dict(key, tensors)
         saved = read_weights(Path(input_dir), MODULES)

@@ -98,7 +98,7 @@ def check_engine(accelerator: Any) -> None:
         )
     if kind == "MEGATRON_LM":
         raise NotImplementedError("Megatron-LM is not supported: use DDP or FSDP2 (docs/scaling.md).")
-    if fsdp.FsdpSettings.from_env() is not None:  # refuses FSDP version 1 with a clear error
+    if accelerator is not None and fsdp.FsdpSettings.from_env() is not None:  # refuses FSDP version 1
         fsdp.warn_unapplied()
 
 

@@ -119,7 +119,8 @@ class Trainer:
             params = list(self.policies.named_trainable(key).values())
             return torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
 
-        self.policies.training_modules, self.optimizers = distributed.prepare(self.accelerator, self.policies, make_optimizer)
+        modules, self.optimizers = distributed.prepare(self.accelerator, self.policies, make_optimizer)
+        self.policies.training_modules = modules
         self.owned_modules, self.owned_optimizers = distributed.prepare_owned(self.accelerator, self.algorithm, self.policies)
         """The algorithm's own modules (``build_modules``) as prepared, and their optimizers, by name."""
         register_weight_hooks(self.accelerator, self.policies, self.owned_modules, self.optimizers)

@@ -256,6 +256,38 @@ def test_fsdp_settings_the_trainer_does_not_apply_are_named(tmp_path, monkeypatc
     assert (tmp_path / "run" / "checkpoints" / "step-00000001" / "sharded").is_dir()
 
 
+def test_a_checkpoint_resumes_only_under_the_engine_that_wrote_it(tmp_path, monkeypatch, tokenizer):
+    from llm_coop_envs.core import CoopEnv
+    from tests.trainers.conftest import LetterTask, build_model, tiny_config
+    from trainers.trainer import Trainer
+
+    def trainer(**fields):
+        cfg = tiny_config(tmp_path, steps=1, **fields)
+        return Trainer(cfg, env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer))
+
+    monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
+    monkeypatch.setenv("FSDP_VERSION", "2")
+    monkeypatch.delenv("FSDP_CPU_RAM_EFFICIENT_LOADING", raising=False)  # restored after the test
+    trainer().train()  # one process under an FSDP config: the FSDP checkpoint layout
+    monkeypatch.delenv("ACCELERATE_USE_FSDP")
+    with pytest.raises(ValueError, match="written under FSDP.*resume it under an FSDP config"):
+        trainer(resume=True)
+    monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
+    assert trainer(resume=True).step == 1
+
+
+def test_an_algorithm_that_owns_modules_is_refused_under_fsdp(tmp_path, monkeypatch, tiny_models):
+    from llm_coop_envs.core import CoopEnv
+    from tests.trainers.conftest import LetterTask, tiny_config
+    from trainers.trainer import Trainer
+
+    monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
+    monkeypatch.setenv("FSDP_VERSION", "2")
+    monkeypatch.delenv("FSDP_CPU_RAM_EFFICIENT_LOADING", raising=False)  # restored after the test
+    with pytest.raises(NotImplementedError, match="owns modules.*value_head.*use DDP"):
+        Trainer(tiny_config(tmp_path, algo="mappo"), env=CoopEnv(LetterTask()), models=tiny_models)
+
+
 def test_fsdp_version_1_is_refused_with_what_to_set(tmp_path, monkeypatch, tiny_models):
     from llm_coop_envs.core import CoopEnv
     from tests.trainers.conftest import LetterTask, tiny_config
