@@ -30,7 +30,8 @@ gradients' reduced form and of the AdamW states (ZeRO-3 at rest). While a pass r
 holds the full weights (and, during an update, the full gradients of the key being trained), as
 under DDP: peak memory is that of DDP plus nothing, the saving is in the optimizer states and in
 everything held between passes. Activation checkpointing, parameter offloading and CPU-RAM-efficient
-loading from the Accelerate config are not applied (a warning says so, :func:`warn_unapplied`).
+loading from the Accelerate config are not applied (a warning says so, :func:`warn_unapplied`);
+``fsdp_reshard_after_forward`` changes nothing, since every pass runs on gathered weights.
 """
 
 from __future__ import annotations
@@ -53,7 +54,6 @@ class FsdpSettings:
     empty: the model's ``_no_split_modules`` (its decoder layer), as Accelerate does."""
     wrap_layers: bool = True
     """False for ``fsdp_auto_wrap_policy: NO_WRAP``: the whole model is one unit."""
-    reshard_after_forward: bool = True
 
     @classmethod
     def from_env(cls) -> FsdpSettings | None:
@@ -70,7 +70,6 @@ class FsdpSettings:
         return cls(
             layer_classes=classes,
             wrap_layers=os.environ.get("FSDP_AUTO_WRAP_POLICY", "TRANSFORMER_BASED_WRAP") != "NO_WRAP",
-            reshard_after_forward=os.environ.get("FSDP_RESHARD_AFTER_FORWARD", "true").lower() != "false",
         )
 
 
@@ -98,8 +97,8 @@ def shard(model: torch.nn.Module, settings: FsdpSettings, device_type: str) -> t
 
     mesh = init_device_mesh(device_type, (dist.get_world_size(),))
     for layer in _layers(model, settings):
-        fully_shard(layer, mesh=mesh, reshard_after_forward=settings.reshard_after_forward)
-    fully_shard(model, mesh=mesh, reshard_after_forward=settings.reshard_after_forward)
+        fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
     return model
 
 
@@ -137,7 +136,7 @@ def unshard(model: torch.nn.Module, accumulate: bool = False) -> None:
 def reshard(model: torch.nn.Module) -> None:
     for unit in _units(model):
         unit.reshard()
-    model.set_reshard_after_forward(_reshard_after_forward(model))
+    model.set_reshard_after_forward(True)
 
 
 def reduce_gradients(model: torch.nn.Module, zero_backward) -> None:
@@ -161,12 +160,7 @@ def _units(model: torch.nn.Module) -> list[torch.nn.Module]:
     return [m for m in model.modules() if is_sharded(m)]
 
 
-def _reshard_after_forward(model: torch.nn.Module) -> bool:
-    return getattr(model, "_trainer_reshard_after_forward", True)
-
-
 def _layers(model: torch.nn.Module, settings: FsdpSettings) -> Sequence[torch.nn.Module]:
-    model._trainer_reshard_after_forward = settings.reshard_after_forward
     if not settings.wrap_layers:
         return []
     wanted = set(settings.layer_classes) or _no_split_modules(model)
