@@ -8,6 +8,8 @@ Layout of ``<run>/checkpoints/step-00000004/``::
                                  one per owned module, in the order of ``state.json`` "modules"
     random_states_<rank>.pkl     each rank's Python, NumPy and torch (and CUDA) generators
     state.json                   step, keys, number of processes, and the config that produced it
+    sharded/                     FSDP only, instead of optimizer*.bin: each rank's shards of the trained
+                                 tensors and of each key's optimizer state (torch.distributed.checkpoint)
 
 ``Accelerator.save_state`` writes the optimizers and every rank's generators; its model files are
 replaced by ``weights/<key>.safetensors`` (hooks registered by :func:`register_weight_hooks`): a
@@ -21,6 +23,12 @@ Resuming on a different number of processes works (DDP keeps a full replica on e
 weights and optimizers load anywhere; a rank that has no saved generators starts from its seed, and
 the problems of each step depend on the number of processes, so such a run continues correctly but
 does not repeat any uninterrupted run.
+
+Under FSDP (:mod:`trainers.fsdp`) the optimizers are not Accelerate's: each rank writes its shards
+of the trained tensors and of every optimizer state to ``sharded/`` with torch.distributed.checkpoint,
+and ``weights/<key>.safetensors`` still holds the whole trained tensors (gathered for the first rank),
+so every reader of ``weights/`` works unchanged. Resuming reads ``sharded/`` into the current
+sharding, which torch.distributed.checkpoint re-slices when the number of processes changed.
 """
 
 from __future__ import annotations
@@ -38,21 +46,37 @@ CHECKPOINTS = "checkpoints"
 PREFIX = "step-"
 WEIGHTS = "weights"
 MODULES = "modules"
+SHARDED = "sharded"
 
 
-def register_weight_hooks(accelerator: Any, policies: Any, owned: Mapping[str, torch.nn.Module] | None = None) -> None:
+def register_weight_hooks(accelerator: Any, policies: Any, owned: Mapping[str, torch.nn.Module] | None = None,
+                          optimizers: Mapping[str, torch.optim.Optimizer] | None = None) -> None:
     """Make ``save_state``/``load_state`` write and read each key's trained tensors (not whole models)
-    and the algorithm's ``owned`` modules (prepared or bare), by name."""
+    and the algorithm's ``owned`` modules (prepared or bare), by name; under FSDP also the sharded
+    state of the key's ``optimizers`` (which Accelerate does not hold then)."""
+    from trainers.distributed import fsdp_settings
+
     owned = {name: accelerator.unwrap_model(module) for name, module in (owned or {}).items()}
+    fsdp_layout = fsdp_settings() is not None  # also with one process: the same checkpoint layout
 
     def save_weights(models: list, weights: list, output_dir: str) -> None:
         weights.clear()  # Accelerate would write every prepared model's full state dict
+        if fsdp_layout:  # every rank takes part in the gathers and writes its shards
+            _save_sharded(Path(output_dir) / SHARDED, policies, optimizers or {})
+        gather = fsdp_layout or accelerator.is_main_process  # sharded tensors: a gather every rank enters
+        tensors = {key: policies.state_dict(key) for key in policies.keys} if gather else {}
         if accelerator.is_main_process:
-            save_weights_folder(Path(output_dir), {key: policies.state_dict(key) for key in policies.keys})
+            save_weights_folder(Path(output_dir), tensors)
             save_weights_folder(Path(output_dir), {n: m.state_dict() for n, m in owned.items()}, MODULES)
 
     def load_weights(models: list, input_dir: str) -> None:
         models.clear()  # loaded here instead
+        if fsdp_layout:
+            _load_sharded(Path(input_dir) / SHARDED, policies, optimizers or {})
+            return
+        if (Path(input_dir) / SHARDED).is_dir():
+            raise ValueError(f"The checkpoint {input_dir} was written under FSDP (its optimizer states are in "
+                             f"{SHARDED}/): resume it under an FSDP config (configs/accelerate/fsdp2_*.yaml).")
         for key, tensors in read_weights(Path(input_dir)).items():
             policies.load_state_dict(key, tensors)
         saved = read_weights(Path(input_dir), MODULES)
@@ -101,6 +125,42 @@ def restore_checkpoint(accelerator: Any, path: Path, keys: list[str], modules: l
                          f"this run's algorithm owns {modules}.")
     accelerator.load_state(str(path))
     return state
+
+
+def _sharded_state(policies: Any, optimizers: Mapping[str, torch.optim.Optimizer]) -> dict[str, Any]:
+    """What torch.distributed.checkpoint writes and reads in place: the trained tensors (shards under
+    FSDP) and each key's optimizer state, by parameter name."""
+    from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
+
+    state: dict[str, Any] = {"weights": {}, "optimizers": {}}
+    for key in policies.keys:
+        # Only the active adapter's tensors require grad, and torch's state-dict helpers see only
+        # those (a fresh optimizer's states are made for them alone)
+        policies.activate(policies.agents_of(key)[0])
+        state["weights"][key] = {n: p.detach() for n, p in policies.named_trainable(key).items()}
+        if key in optimizers:
+            state["optimizers"][key] = get_optimizer_state_dict(policies.slot_of_key(key).model, optimizers[key])
+    return state
+
+
+def _save_sharded(folder: Path, policies: Any, optimizers: Mapping[str, torch.optim.Optimizer]) -> None:
+    import torch.distributed.checkpoint as dcp
+
+    dcp.save(_sharded_state(policies, optimizers), checkpoint_id=str(folder))
+
+
+def _load_sharded(folder: Path, policies: Any, optimizers: Mapping[str, torch.optim.Optimizer]) -> None:
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import set_optimizer_state_dict
+
+    if not folder.is_dir():
+        raise ValueError(f"The checkpoint {folder.parent} was not written under FSDP (it has no {SHARDED}/ folder): "
+                         "resume it with the engine that wrote it.")
+    state = _sharded_state(policies, optimizers)
+    dcp.load(state, checkpoint_id=str(folder))  # weights: in place, re-sliced to this run's shards
+    for key, optimizer in optimizers.items():
+        policies.activate(policies.agents_of(key)[0])
+        set_optimizer_state_dict(policies.slot_of_key(key).model, optimizer, optim_state_dict=state["optimizers"][key])
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:

@@ -134,8 +134,7 @@ def run_training(cfg, env=None, eval_env=None) -> dict:
     record = json.loads(summary_path.read_text(encoding="utf-8")) if trainer.evaluations else {}
     if record:
         print(before_after_table(record))
-    if trainer.dist.is_main:
-        trainer.save_final()
+    trainer.save_final()  # every rank: a sharded model is gathered for the export
     trainer.close()
     print(f"Metrics: {trainer.run_dir / 'metrics.jsonl'} (TensorBoard: {trainer.run_dir / 'tensorboard'}); "
           f"weights: {trainer.run_dir / 'final'}")

@@ -14,22 +14,22 @@ backward touches one agent's adapter only, so that wrapper would search the whol
 tensors and all-reduce the other agents' zero buckets on every backward; per-agent wrappers reduce
 only what the backward touched, with no graph search.
 
-FSDP and DeepSpeed shard the parameters, so a generation pass through the bare model would be a
-collective that ranks reach a different number of times (replies differ in length): the trainer
-refuses them with a clear error (:func:`check_engine`) until generation gathers the weights first
-(see docs/scaling.md).
+With an FSDP config (``fsdp_version: 2``) each trained model is sharded instead, by
+:mod:`trainers.fsdp`, which gathers the weights around every pass (see there why). DeepSpeed is
+refused with the reason (:func:`check_engine`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import torch
+
+from trainers import fsdp
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +65,7 @@ def make_accelerator(device: str):
     cpu = device == "cpu" or (device == "auto" and not torch.cuda.is_available())
     # The models' buffers (rotary tables) never change: broadcasting them before every forward is waste.
     ddp = DistributedDataParallelKwargs(broadcast_buffers=False)
+    check_engine(None)  # before Accelerate, which would first ask for DeepSpeed to be installed
     accelerator = Accelerator(cpu=cpu, kwargs_handlers=[ddp])
     check_engine(accelerator)
     if accelerator.mixed_precision != "no":
@@ -82,31 +83,50 @@ def make_accelerator(device: str):
 
 
 def check_engine(accelerator: Any) -> None:
-    """Refuse engines the trainer does not drive correctly, with a message that says what to do."""
-    kind = str(accelerator.distributed_type).split(".")[-1]
-    if kind in ("FSDP", "DEEPSPEED", "MEGATRON_LM"):
+    """Refuse engines the trainer does not drive, with a message that says why and what to do
+    (``accelerator`` None: only what the launch asked for)."""
+    kind = str(accelerator.distributed_type).split(".")[-1] if accelerator is not None else ""
+    if kind == "DEEPSPEED" or fsdp.env_flag("ACCELERATE_USE_DEEPSPEED"):
         raise NotImplementedError(
-            f"Accelerate is configured for {kind}, which shards the model: the trainer generates through "
-            "the bare model on each rank, which would need the weights gathered first. Use DDP "
-            "(`accelerate launch --multi_gpu`, configs/accelerate/ddp_*.yaml); see docs/scaling.md."
+            "Accelerate is configured for DeepSpeed, which the trainer does not drive: a DeepSpeed engine "
+            "owns one model and one optimizer (Accelerate's backward drives the first engine prepared) and "
+            "steps them itself after a fixed number of backward passes (gradient_accumulation_steps), while "
+            "the trainer keeps one optimizer per agent (several over one shared base with lora_per_agent) "
+            "and backwards a number of micro-batches that varies from step to step and from process to "
+            "process. For sharded weights, gradients and optimizer states use FSDP2: "
+            "configs/accelerate/fsdp2_lora.yaml or fsdp2_full.yaml (docs/scaling.md)."
         )
-    if _flag("ACCELERATE_USE_FSDP") or _flag("ACCELERATE_USE_DEEPSPEED"):
-        raise NotImplementedError(
-            f"FSDP or DeepSpeed was requested, but Accelerate runs {kind} here: Accelerate applies FSDP "
-            "and DeepSpeed only on accelerators (GPU, XPU, NPU, ...), never on CPU processes over gloo, "
-            "and the trainer does not drive sharded engines yet (docs/scaling.md). Launch with --multi_gpu."
-        )
+    if kind == "MEGATRON_LM":
+        raise NotImplementedError("Megatron-LM is not supported: use DDP or FSDP2 (docs/scaling.md).")
+    if accelerator is not None and fsdp.FsdpSettings.from_env() is not None:  # refuses FSDP version 1
+        fsdp.warn_unapplied()
 
 
-def prepare(accelerator: Any, policies: Any, optimizers: dict[str, torch.optim.Optimizer]):
-    """Wrap each key's trained module and optimizer; returns ``({key: module}, {key: optimizer})``.
+def fsdp_settings() -> fsdp.FsdpSettings | None:
+    """The FSDP2 settings of this launch, or None when the launch did not ask for FSDP."""
+    return fsdp.FsdpSettings.from_env()
 
-    One wrapper per key, built while only that key's weights require grad (module docstring)."""
-    modules, prepared = {}, {}
-    for key, optimizer in optimizers.items():
-        policies.activate(policies.agents_of(key)[0])
-        modules[key], prepared[key] = accelerator.prepare(policies.slot_of_key(key).model, optimizer)
-    return modules, prepared
+
+def prepare(accelerator: Any, policies: Any, make_optimizer: Callable[[str], torch.optim.Optimizer]):
+    """Wrap (DDP) or shard (FSDP2) each key's trained module and build its optimizer with
+    ``make_optimizer(key)``; returns ``({key: module}, {key: optimizer})``.
+
+    DDP: one wrapper per key, built while only that key's weights require grad (module docstring).
+    FSDP2: each distinct model sharded once (a shared base once for all its agents), then the
+    optimizers built over the sharded parameters; with one process nothing is sharded, but the
+    optimizers stay out of Accelerate so that checkpoints keep the FSDP layout (trainers.checkpoint)."""
+    settings = fsdp_settings()
+    if settings is None:
+        modules, prepared = {}, {}
+        for key in policies.keys:
+            policies.activate(policies.agents_of(key)[0])
+            modules[key], prepared[key] = accelerator.prepare(policies.slot_of_key(key).model, make_optimizer(key))
+        return modules, prepared
+    if accelerator.num_processes > 1:
+        for model in dict.fromkeys(policies.slot_of_key(key).model for key in policies.keys):
+            fsdp.shard(model, settings, policies.device.type)
+    return ({key: policies.slot_of_key(key).model for key in policies.keys},
+            {key: make_optimizer(key) for key in policies.keys})
 
 
 def prepare_owned(accelerator: Any, algorithm: Any, policies: Any):
@@ -115,6 +135,11 @@ def prepare_owned(accelerator: Any, algorithm: Any, policies: Any):
     Algorithms without ``build_modules`` own nothing."""
     build = getattr(algorithm, "build_modules", None)
     owned = dict(build(policies)) if callable(build) else {}
+    if owned and fsdp_settings() is not None:
+        raise NotImplementedError(
+            f"The algorithm owns modules ({sorted(owned)}), which the trainer does not prepare under FSDP: "
+            "use DDP (configs/accelerate/ddp_*.yaml) for this algorithm."
+        )
     modules, optimizers = {}, {}
     for name, module in owned.items():
         module.to(policies.device)
@@ -124,30 +149,56 @@ def prepare_owned(accelerator: Any, algorithm: Any, policies: Any):
 
 
 @contextmanager
+def gathered_weights(policies: Any) -> Iterator[None]:
+    """The full weights of sharded models inside (generation, evaluation, export); nothing to do
+    without FSDP. Every process enters it at the same point (it is a collective under FSDP)."""
+    with fsdp.gathered(slot.model for slot in policies.slots.values()):
+        yield
+
+
+def sync_backend(backend: Any, policies: Any) -> None:
+    """Hand the updated weights to the generation backend (gathered first when they are sharded,
+    unless the backend generates through the trained modules themselves and gathers per rollout)."""
+    if getattr(backend, "generates_with_trained_modules", False):
+        backend.sync_weights()
+        return
+    with gathered_weights(policies):
+        backend.sync_weights()
+
+
+@contextmanager
 def local_gradients(accelerator: Any, module: torch.nn.Module) -> Iterator[None]:
-    """Backward passes inside accumulate gradients locally (no all-reduce)."""
+    """Backward passes inside accumulate gradients locally (no all-reduce). A sharded module is
+    gathered on entry and stays gathered until :func:`synchronize_gradients`."""
+    if fsdp.is_sharded(module):
+        fsdp.unshard(module, accumulate=True)
+        yield
+        return
     with accelerator.no_sync(module):
         yield
 
 
 def synchronize_gradients(accelerator: Any, module: torch.nn.Module, policies: Any, key: str) -> None:
-    """All-reduce (average) the gradients accumulated under :func:`local_gradients`, on every rank.
+    """Average the gradients accumulated under :func:`local_gradients` over the processes, on every
+    rank (a sharded module: into each rank's shard, and sharded again).
 
-    DDP reduces only inside a backward through its wrapper, and every rank must take part in the
-    same reductions, while ranks backward different numbers of micro-batches (a rank whose replies
-    all have advantage 0 backwards none). So every rank ends each update with one synchronised
-    backward of a zero loss through the wrapper (a one-token forward): it adds nothing to the
-    accumulated gradients and makes every tensor of the key reach DDP's hooks (a rank with no
-    gradient contributes zeros)."""
+    DDP and FSDP reduce only inside a backward through the module, and every rank must take part
+    in the same reductions, while ranks backward different numbers of micro-batches (a rank whose
+    replies all have advantage 0 backwards none). So every rank ends each update with one
+    synchronised backward of a zero loss through the module (a one-token forward): it adds nothing
+    to the accumulated gradients and makes every tensor of the key reach the reduction (a rank with
+    no gradient contributes zeros)."""
     if accelerator.num_processes <= 1:
         return
     from trainers.policy import pad_token_id
 
-    slot = policies.activate(policies.agents_of(key)[0])
-    ids = torch.tensor([[pad_token_id(slot.tokenizer)]], device=policies.device)
-    logits = module(input_ids=ids, attention_mask=torch.ones_like(ids), logits_to_keep=1).logits
-    accelerator.backward(logits.sum() * 0.0)
+    def zero_backward() -> None:
+        slot = policies.activate(policies.agents_of(key)[0])
+        ids = torch.tensor([[pad_token_id(slot.tokenizer)]], device=policies.device)
+        logits = module(input_ids=ids, attention_mask=torch.ones_like(ids), logits_to_keep=1).logits
+        accelerator.backward(logits.sum() * 0.0)
 
-
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "false").lower() in ("1", "true", "yes")
+    if fsdp.is_sharded(module):
+        fsdp.reduce_gradients(module, zero_backward)
+    else:
+        zero_backward()

@@ -57,7 +57,8 @@ class Policies:
         self._references: dict[str, torch.nn.Module] = {}
         self.training_modules: dict[str, torch.nn.Module] = {}
         """Per key, the module the loss pass runs through (a DDP wrapper of the slot's model when the
-        trainer runs many processes); generation and reference passes use the bare model."""
+        trainer runs many processes; under FSDP2 the sharded model itself); generation and reference
+        passes use the bare (under FSDP2: gathered) model."""
         self._prompt_cache: dict[tuple[int, str], tuple[int, ...]] = {}
 
     # ----------------------------------------------------------------- structure
@@ -140,7 +141,10 @@ class Policies:
 
     # ----------------------------------------------------------------- state
     def state_dict(self, key: str) -> dict[str, torch.Tensor]:
-        return {name: p.detach().to("cpu").clone() for name, p in self.named_trainable(key).items()}
+        """Whole tensors on the CPU; under FSDP every rank must call it (each tensor is gathered)."""
+        from trainers.fsdp import full_tensor
+
+        return {name: full_tensor(p.detach()).to("cpu").clone() for name, p in self.named_trainable(key).items()}
 
     def load_state_dict(self, key: str, state: Mapping[str, torch.Tensor]) -> None:
         params = self.named_trainable(key)
@@ -151,27 +155,37 @@ class Policies:
             for name, param in params.items():
                 param.copy_(state[name].to(param.device, param.dtype))
 
-    def save_pretrained(self, folder: str) -> None:
-        """Export each key's weights in the standard format (peft adapter folder, or a full model folder)."""
+    def save_pretrained(self, folder: str, write: bool = True) -> None:
+        """Export each key's weights in the standard format (peft adapter folder, or a full model folder).
+
+        Under FSDP every rank must call it (the shards are gathered) and only ``write`` ranks write:
+        a sharded model's own ``state_dict()`` holds shards, so it is handed the whole tensors."""
         from pathlib import Path
+
+        from trainers.fsdp import is_sharded
 
         for key in self.keys:
             slot = self.slot_of_key(key)
+            tensors = self.state_dict(key) if is_sharded(slot.model) else None
+            if not write:
+                continue
             target = Path(folder) / key
             if slot.adapter is not None:
-                save_adapter(slot.model, slot.adapter, target)
+                save_adapter(slot.model, slot.adapter, target, tensors)
             else:
-                slot.model.save_pretrained(str(target))
+                slot.model.save_pretrained(str(target), state_dict=tensors)
             slot.tokenizer.save_pretrained(str(target))
 
 
 # ---------------------------------------------------------------------------- pure-ish helpers
-def save_adapter(model: torch.nn.Module, adapter: str, target: Any) -> None:
-    """One peft adapter as a standard adapter folder (``adapter_config.json`` and the weights) at ``target``."""
+def save_adapter(model: torch.nn.Module, adapter: str, target: Any,
+                 state_dict: Mapping[str, torch.Tensor] | None = None) -> None:
+    """One peft adapter as a standard adapter folder (``adapter_config.json`` and the weights) at
+    ``target``; ``state_dict``: the tensors to write instead of the model's own (gathered shards)."""
     from pathlib import Path
 
     target = Path(target)
-    model.save_pretrained(str(target), selected_adapters=[adapter])
+    model.save_pretrained(str(target), selected_adapters=[adapter], state_dict=state_dict)
     nested = target / adapter  # peft puts a non-"default" adapter in a subfolder
     if nested.is_dir():
         for item in nested.iterdir():

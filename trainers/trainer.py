@@ -6,15 +6,17 @@
 
 One step:
 
-1. ``problems_per_step`` fresh episodes (``env.reset(seed=...)`` on copies of the env);
+1. ``problems_per_step`` fresh episodes (``env.reset(seed=...)`` on copies of the env; sharded
+   weights are gathered for the rollout);
 2. :func:`~trainers.rollout.grow_trees`: every acting agent samples G replies (one batched generate
    call per tree level), joint samples are stepped on env copies in parallel, multi-turn episodes
    branch into trees, returns are discounted up the tree;
 3. the algorithm turns each sibling group into advantages;
 4. per agent: token log-probs of its own replies under its own observation, the algorithm's loss,
    backward (micro-batched), one bucketed gradient all-reduce across processes (DDP through
-   Accelerate, :mod:`trainers.distributed`), clip, AdamW step: once per pass over the rollout, or
-   once per minibatch when the algorithm sets ``minibatch_size`` (``updates_per_rollout`` passes);
+   Accelerate, :mod:`trainers.distributed`; under FSDP2 a reduce-scatter into each process's shard,
+   :mod:`trainers.fsdp`), clip, AdamW step: once per pass over the rollout, or once per minibatch
+   when the algorithm sets ``minibatch_size`` (``updates_per_rollout`` passes);
 5. metrics (reduced across processes once per step), transcripts, held-out evaluations
    (``eval_problems``: at step 0, every ``eval_every`` steps, after the last step) and (every
    ``save_every`` steps and at the end) a checkpoint.
@@ -51,6 +53,7 @@ from trainers.algorithms.options import build_algorithm, loss_options, update_sc
 from trainers.checkpoint import latest_checkpoint, register_weight_hooks, restore_checkpoint, save_checkpoint
 from trainers.config import TrainConfig
 from trainers.distributed import Distributed
+from trainers.fsdp import full_tensor
 from trainers.evaluate import EvalResult, evaluate, make_eval_env
 from trainers.generation import GenerationRequest, backend_from_config
 from trainers.metrics_log import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_jsonl, read_metrics
@@ -115,16 +118,16 @@ class Trainer:
         self.policies = build_policies(self.agents, cfg, models, device=device,
                                        keep_reference=self.loss_options.kl_coef > 0)
         self.backend = backend_from_config(cfg, self.policies)
-        optimizers = {
-            key: torch.optim.AdamW(
-                list(self.policies.named_trainable(key).values()), lr=cfg.learning_rate, weight_decay=cfg.weight_decay
-            )
-            for key in self.policies.keys
-        }
-        self.policies.training_modules, self.optimizers = distributed.prepare(self.accelerator, self.policies, optimizers)
+
+        def make_optimizer(key: str) -> torch.optim.Optimizer:  # after sharding, when the engine shards
+            params = list(self.policies.named_trainable(key).values())
+            return torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+
+        modules, self.optimizers = distributed.prepare(self.accelerator, self.policies, make_optimizer)
+        self.policies.training_modules = modules
         self.owned_modules, self.owned_optimizers = distributed.prepare_owned(self.accelerator, self.algorithm, self.policies)
         """The algorithm's own modules (``build_modules``) as prepared, and their optimizers, by name."""
-        register_weight_hooks(self.accelerator, self.policies, self.owned_modules)
+        register_weight_hooks(self.accelerator, self.policies, self.owned_modules, self.optimizers)
         self.step = 0
         self._saved_step: int | None = None
         self._pool: Any = None
@@ -177,7 +180,8 @@ class Trainer:
     def train_step(self) -> dict[str, float]:
         started = time.perf_counter()
         call_hook(self.algorithm, "on_step_start", self.step + 1)
-        groups = self.rollout()
+        with distributed.gathered_weights(self.policies):  # sharded weights: whole for generation
+            groups = self.rollout()
         rolled = time.perf_counter()
         items = self.training_items(groups)
         agent_metrics = self.update(items)
@@ -245,7 +249,8 @@ class Trainer:
         minibatches = self.minibatches(items)
         cache: dict[tuple[str, int, int], dict[str, torch.Tensor]] = {}
         if len(minibatches) > 1:
-            self._record_old_logprobs(minibatches, cache)
+            with distributed.gathered_weights(self.policies):  # processes score different counts
+                self._record_old_logprobs(minibatches, cache)
         self._logp_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
         for key in self.optimizers:
             for agent in self.policies.agents_of(key):
@@ -260,12 +265,12 @@ class Trainer:
                     with distributed.local_gradients(self.accelerator, module):
                         for agent in self.policies.agents_of(key):
                             losses[agent].append(self._accumulate(agent, minibatch.get(agent, []), epoch, cache, index))
-                    params = list(self.policies.named_trainable(key).values())
                     if self._poisoned:
-                        for param in params:
+                        for param in self.policies.named_trainable(key).values():
                             param.grad = torch.full_like(param, float("nan"))
                     distributed.synchronize_gradients(self.accelerator, module, self.policies, key)
-                    norm = _clip(params, self.cfg.max_grad_norm)
+                    # after the synchronisation: under FSDP these are the shards the optimizer steps
+                    norm = _clip(list(self.policies.named_trainable(key).values()), self.cfg.max_grad_norm)
                     if not math.isfinite(norm):
                         raise FloatingPointError(self._non_finite_message(
                             f"The gradients of {key!r} are not finite (a non-finite loss or an overflow, on some process)"
@@ -275,7 +280,7 @@ class Trainer:
                     optimizer.step()
             for _ in range(declared(self.algorithm, "module_updates") if self.owned_modules else 0):
                 self._update_owned_modules()
-            self.backend.sync_weights()
+            distributed.sync_backend(self.backend, self.policies)
         # the last pass's loss and gradient norm, averaged over its minibatches
         metrics.update({f"agent/{a}/loss": sum(v) / len(v) for a, v in losses.items()})
         metrics.update({f"agent/{a}/grad_norm": sum(v) / len(v) for a, v in norms.items()})
@@ -435,7 +440,7 @@ class Trainer:
             return False
         state = restore_checkpoint(self.accelerator, path, list(self.optimizers), list(self.owned_modules))
         self.step = self._saved_step = int(state["step"])
-        self.backend.sync_weights()
+        distributed.sync_backend(self.backend, self.policies)
         return True
 
     def _trim_logs(self) -> None:
@@ -463,9 +468,14 @@ class Trainer:
             self.evaluate_now()
 
     def evaluate_now(self) -> EvalResult | None:
-        """Evaluate the held-out problems greedily at the current step; log and record it (first rank)."""
-        if self.eval_env is None or not self.dist.is_main:
+        """Evaluate the held-out problems greedily at the current step; log and record it (first rank).
+        Every rank calls it: sharded weights (FSDP) are gathered for the first rank's generation."""
+        if self.eval_env is None:
             return None
+        with distributed.gathered_weights(self.policies):
+            return self._evaluate_gathered() if self.dist.is_main else None
+
+    def _evaluate_gathered(self) -> EvalResult | None:
         if self.evaluations and self.evaluations[-1]["train/step"] == self.step:
             return None  # already evaluated at this step
         result = evaluate(self.eval_env, self.backend, self.cfg, self.cfg.eval_problems)
@@ -501,10 +511,12 @@ class Trainer:
 
     def save_final(self) -> Path:
         """Export the trained weights to ``<run>/final`` (peft adapters or full models, with tokenizers)
-        with ``provenance.json``; adapters name a base model id that another machine resolves."""
+        with ``provenance.json``; adapters name a base model id that another machine resolves. Every rank
+        calls it (sharded weights are gathered); the first rank writes."""
         folder = self.run_dir / "final"
-        self.policies.save_pretrained(str(folder))
-        write_provenance(folder, config_provenance(self.cfg))
+        self.policies.save_pretrained(str(folder), write=self.dist.is_main)
+        if self.dist.is_main:
+            write_provenance(folder, config_provenance(self.cfg))
         return folder
 
     def _env_pool(self):
@@ -670,9 +682,9 @@ def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:
     grads = [p for p in params if p.grad is not None]
     if not grads:
         return 0.0
-    if max_norm > 0:
-        return float(torch.nn.utils.clip_grad_norm_(grads, max_norm))
-    return float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in grads])))
+    if max_norm > 0:  # sharded gradients (FSDP): a norm over every rank's shards
+        return float(full_tensor(torch.nn.utils.clip_grad_norm_(grads, max_norm)))
+    return float(torch.linalg.vector_norm(torch.stack([full_tensor(p.grad.norm()) for p in grads])))
 
 
 def _check_single_agent(algorithm: Algorithm, agents: tuple[str, ...], cfg: TrainConfig) -> None:

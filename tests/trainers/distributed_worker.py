@@ -50,6 +50,20 @@ class ScriptedReplies:
         pass
 
 
+def shard_view(trainer):
+    """Per key: how many of its trained tensors are DTensors, and how many elements this rank holds of
+    how many in all (FSDP shards; a replica holds everything)."""
+    from torch.distributed.tensor import DTensor
+
+    view = {}
+    for key in trainer.policies.keys:
+        params = list(trainer.policies.named_trainable(key).values())
+        local = sum((p.to_local() if isinstance(p, DTensor) else p).numel() for p in params)
+        view[key] = {"dtensors": sum(isinstance(p, DTensor) for p in params), "tensors": len(params),
+                     "local": local, "total": sum(p.numel() for p in params)}
+    return view
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out_dir")
@@ -94,8 +108,9 @@ def main() -> None:
     if args.scripted:
         trainer.backend = ScriptedReplies(trainer.policies)
     seeds = [trainer.problem_seed(i) for i in range(args.problems)]
+    initial = {key: trainer.policies.state_dict(key) for key in trainer.policies.keys}  # every rank: FSDP gathers
     if trainer.dist.is_main:
-        torch.save({key: trainer.policies.state_dict(key) for key in trainer.policies.keys}, out / "initial.pt")
+        torch.save(initial, out / "initial.pt")
     error = None
     try:
         trainer.train()
@@ -103,12 +118,15 @@ def main() -> None:
         pass
     except FloatingPointError as raised:
         error = str(raised)
+    if error is None:
+        trainer.save_final()  # every rank, as the command line does (FSDP gathers the shards)
     trainer.close()
     weights = {key: trainer.policies.state_dict(key) for key in trainer.policies.keys}
     sums = {key: float(sum(t.double().sum() for t in tensors.values())) for key, tensors in weights.items()}
     view = {"rank": trainer.dist.rank, "step": trainer.step, "error": error, "world": trainer.dist.world_size, "seeds": seeds, "sums": sums,
             "history": trainer.history,
             "modules": sorted({type(m).__name__ for m in trainer.policies.training_modules.values()}),
+            "shards": shard_view(trainer),
             "owned": {name: [type(m).__name__, [float(v) for v in torch.nn.utils.parameters_to_vector(m.parameters())]]
                       for name, m in trainer.owned_modules.items()}}
     (out / f"rank-{trainer.dist.rank}.json").write_text(json.dumps(view), encoding="utf-8")

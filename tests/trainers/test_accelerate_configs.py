@@ -1,6 +1,7 @@
 """The Accelerate configs under configs/accelerate parse with Accelerate's own loader (which rejects
-unknown keys), say what their names say, and are documented. Only ddp_one_node.yaml is also launched
-here (on CPU processes, test_distributed.py); the others need GPUs and are not run in CI."""
+unknown keys), say what their names say, and are documented. ddp_one_node.yaml, fsdp2_lora.yaml and
+fsdp2_full.yaml are also launched here (on CPU processes, test_distributed.py); the others need GPUs
+(or DeepSpeed, which the trainer refuses) and are not run in CI."""
 
 from pathlib import Path
 

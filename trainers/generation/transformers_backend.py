@@ -25,6 +25,9 @@ from trainers.policy import Policies, pad_token_id
 class TransformersBackend:
     """The default backend (CPU and GPU)."""
 
+    generates_with_trained_modules = True
+    """Generation reads the trained modules (gathered by the trainer around each rollout): nothing to sync."""
+
     def __init__(
         self, policies: Policies, dtype: str = "bfloat16", max_batch_rows: int = 64, min_new_tokens: int = 0
     ) -> None:
