@@ -251,7 +251,7 @@ class Trainer:
         if len(minibatches) > 1:
             with distributed.gathered_weights(self.policies):  # processes score different counts
                 self._record_old_logprobs(minibatches, cache)
-        self._logp_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        logp_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # first pass: sum, tokens
         for key in self.optimizers:
             for agent in self.policies.agents_of(key):
                 metrics.update(_item_metrics(agent, items.get(agent, [])))
@@ -264,7 +264,11 @@ class Trainer:
                     module = self.policies.training_modules[key]
                     with distributed.local_gradients(self.accelerator, module):
                         for agent in self.policies.agents_of(key):
-                            losses[agent].append(self._accumulate(agent, minibatch.get(agent, []), epoch, cache, index))
+                            loss, logp_sum, tokens = self._accumulate(agent, minibatch.get(agent, []), cache, index)
+                            losses[agent].append(loss)
+                            if epoch == 0:  # a later minibatch's log-probs are after earlier steps
+                                logp_totals[agent][0] += logp_sum
+                                logp_totals[agent][1] += tokens
                     if self._poisoned:
                         for param in self.policies.named_trainable(key).values():
                             param.grad = torch.full_like(param, float("nan"))
@@ -284,7 +288,7 @@ class Trainer:
         # the last pass's loss and gradient norm, averaged over its minibatches
         metrics.update({f"agent/{a}/loss": sum(v) / len(v) for a, v in losses.items()})
         metrics.update({f"agent/{a}/grad_norm": sum(v) / len(v) for a, v in norms.items()})
-        metrics.update({f"agent/{a}/logp_mean": s / n for a, (s, n) in self._logp_totals.items() if n})
+        metrics.update({f"agent/{a}/logp_mean": s / n for a, (s, n) in logp_totals.items() if n})
         metrics["train/optimizer_steps"] = float(self.updates_per_rollout * len(minibatches))
         return metrics
 
@@ -355,8 +359,9 @@ class Trainer:
         size = self.cfg.micro_batch_size
         return [(start, needed[start : start + size]) for start in range(0, len(needed), size)]
 
-    def _accumulate(self, agent: str, items: list[TrainItem], epoch: int, cache: dict, minibatch: int = 0) -> float:
-        """Backward the agent's loss on one minibatch's ``items`` over micro-batches; returns the loss value.
+    def _accumulate(self, agent: str, items: list[TrainItem], cache: dict, minibatch: int = 0) -> tuple[float, float, float]:
+        """Backward the agent's loss on one minibatch's ``items`` over micro-batches; returns the loss
+        value, the sum of the replies' token log-probs and their token count.
 
         A loss that is not finite stops training before any optimizer step of this update."""
         options = self.loss_options
@@ -390,11 +395,7 @@ class Trainer:
             value += float(loss.detach())
             logp_sum += float((logps.detach() * mask).sum())
             token_count += float(mask.sum())
-        if epoch == 0:  # the log-prob mean of the first pass (a later minibatch's after earlier steps)
-            totals = self._logp_totals[agent]
-            totals[0] += logp_sum
-            totals[1] += token_count
-        return value
+        return value, logp_sum, token_count
 
     # ----------------------------------------------------------------- 5: logs and checkpoints
     def _log(self, metrics: dict[str, float]) -> None:
