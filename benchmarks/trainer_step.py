@@ -85,9 +85,7 @@ def our_trainer(agents: tuple[str, ...], tokens: int, run_dir: str):
         sampling={"temperature": 1.0, "max_new_tokens": tokens}, run_dir=run_dir, run_name="ours",
         tensorboard=False, progress_bar=False, log_samples=0, micro_batch_size=8,
     )
-    trainer = Trainer(cfg, env=CoopEnv(_PromptTask(agents)))
-    trainer.backend = _fixed_length_backend(trainer.policies, tokens)
-    return trainer
+    return Trainer(cfg, env=CoopEnv(_PromptTask(agents)), backend=lambda policies: _fixed_length_backend(policies, tokens))
 
 
 def time_ours(trainer) -> dict[str, float]:

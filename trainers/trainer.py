@@ -38,7 +38,7 @@ import signal
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,8 @@ class TrainItem:
 class Trainer:
     """Trains every agent of ``cfg.env`` with ``cfg.algo``. Pass ``env``, ``models`` or ``algorithm``
     to use ready objects instead of building them from the config (tests, notebooks, custom setups),
-    and ``eval_env`` for the held-out env of ``eval_problems``."""
+    ``eval_env`` for the held-out env of ``eval_problems``, and ``backend`` (a function of the built
+    policies that returns a generation backend) to generate with a backend of your own."""
 
     def __init__(
         self,
@@ -100,6 +101,7 @@ class Trainer:
         models: Any = None,
         algorithm: Algorithm | None = None,
         eval_env: Any = None,
+        backend: Callable[[Any], Any] | None = None,
     ) -> None:
         self.cfg = cfg
         self.accelerator = distributed.make_accelerator(cfg.device)
@@ -117,7 +119,7 @@ class Trainer:
         device = self.accelerator.device if cfg.device == "auto" else None
         self.policies = build_policies(self.agents, cfg, models, device=device,
                                        keep_reference=self.loss_options.kl_coef > 0)
-        self.backend = backend_from_config(cfg, self.policies)
+        self.backend = backend(self.policies) if backend is not None else backend_from_config(cfg, self.policies)
 
         def make_optimizer(key: str) -> torch.optim.Optimizer:  # after sharding, when the engine shards
             params = list(self.policies.named_trainable(key).values())

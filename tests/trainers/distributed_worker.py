@@ -104,9 +104,8 @@ def main() -> None:
                       algo_kwargs={"value_lr": 0.1} if args.critic else (
                           {"minibatch_size": args.minibatch, "updates_per_rollout": 2} if args.minibatch else {}),
                       **(dict(lora_r=0, policy="separate", learning_rate=1e-2) if args.full else {}))
-    trainer = Trainer(cfg, env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer))
-    if args.scripted:
-        trainer.backend = ScriptedReplies(trainer.policies)
+    trainer = Trainer(cfg, env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer),
+                      backend=ScriptedReplies if args.scripted else None)
     seeds = [trainer.problem_seed(i) for i in range(args.problems)]
     initial = {key: trainer.policies.state_dict(key) for key in trainer.policies.keys}  # every rank: FSDP gathers
     if trainer.dist.is_main:
