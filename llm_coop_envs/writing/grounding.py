@@ -60,12 +60,15 @@ class SourceProfile:
         return cls({s: salience.weight(s) for s in tm.content_stems(tokens)}, salience, tuple(tokens))
 
     def mass(self, stems: Iterable[str]) -> float:
-        return sum(self.weights.get(s, 0.0) for s in stems)
+        # fsum is exact, so the result does not depend on the order a set is iterated in (which
+        # changes with PYTHONHASHSEED): a plain sum made equal masses differ in the last bit and a
+        # share of exactly 1.0 come out above the bands' upper bound.
+        return math.fsum(self.weights.get(s, 0.0) for s in stems)
 
 
 def on_source_share(text_stems: set[str], profile: SourceProfile) -> float:
     """Weighted share of the text's content stems found in the source (0.0 for a text without any)."""
-    total = sum(profile.salience.weight(s) for s in text_stems)
+    total = math.fsum(profile.salience.weight(s) for s in text_stems)
     return profile.mass(text_stems) / total if total else 0.0
 
 

@@ -20,6 +20,7 @@ All functions take any strings and never raise.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Sequence
 
@@ -72,7 +73,7 @@ def aligned_positions(text: str, source: SourceSentences, profile: SourceProfile
     positions = []
     for sentence in split_sentences(text):
         stems = tm.content_stems(tm.words(sentence))
-        own = sum(profile.salience.weight(s) for s in stems)
+        own = math.fsum(profile.salience.weight(s) for s in stems)
         if not own or not source.stems:
             continue
         shared = [profile.mass(stems & candidate) for candidate in source.stems]
