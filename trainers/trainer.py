@@ -316,8 +316,9 @@ class Trainer:
 
     @torch.no_grad()
     def _record_old_logprobs(self, minibatches: list[dict[str, list[TrainItem]]], cache: dict) -> None:
-        """π_old (and π_ref with a KL term) of every minibatch before the update's first optimizer
-        step: a later minibatch is scored after the policy has moved, and its ratio must not start at 1."""
+        """π_old of every minibatch before the update's first optimizer step: a later minibatch is
+        scored after the policy has moved, and its ratio must not start at 1. (π_ref does not move:
+        :meth:`_accumulate` scores it when it first needs it.)"""
         for index, minibatch in enumerate(minibatches):
             for agent, items in minibatch.items():
                 sampling = self.cfg.sampling_for(agent)
@@ -325,8 +326,6 @@ class Trainer:
                     prompts, completions = [i.prompt_ids for i in micro], [i.completion_ids for i in micro]
                     saved = cache.setdefault((agent, index, start), {})
                     saved["old"] = self.policies.token_logprobs(agent, prompts, completions, sampling)[0].detach()
-                    if self.loss_options.kl_coef > 0:
-                        saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions, sampling)
 
     def _update_owned_modules(self) -> None:
         """One optimizer step of the algorithm's own modules on its ``modules_loss`` (DDP averages the
