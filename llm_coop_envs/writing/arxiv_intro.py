@@ -22,47 +22,30 @@ observations, rewards, terminations, truncations, infos = env.step({"background"
 
 ## Reward (`reward="levels"`)
 
-Words are `\\w+` tokens, lower-cased; content words are Porter stems without stopwords and numbers.
-The levels run in order and **a failed level stops the scoring** (later levels score 0). Each
-level scores in [0, 1] and is multiplied by its weight (`reward_weights`, default 1.0 each); the
-total is the sum of the components, which `infos[agent]["reward_components"]` lists as
-`structure`, `grounding`, `complementarity`, `style`, `coherence` (and `judge`).
+Gated levels, run in order; **a failed level stops the scoring** (later levels score 0). Each scores
+in [0, 1] times its weight (`reward_weights`, default 1 each); the total is the sum of the
+components, which `infos[agent]["reward_components"]` lists as `structure`, `grounding`,
+`complementarity`, `style`, `coherence` (and `judge`):
 
-1. **structure** (gates, then the length ratio)
-    - gates, any failing gives 0 for every component: each text has 80–300 words; in each text at
-      least 30 % of the words are distinct (else it is degenerate); in each text at least 20 % of
-      the words are function words (else it is a keyword list); at most 50 % of each text's word
-      4-grams occur in the abstract, and at most 85 % of its words appear in the abstract in the
-      same order (else it is copied, also with words left out);
-    - ratio r = words(`method`) / words(`background`): structure = 0.5 + 0.5 × band(r) with full
-      credit for 0.8 ≤ r ≤ 1.25 (similar length), linear ramps to 0 at r = 0.5 and r = 2.0;
-      outside 0.5–2.0 structure is 0.5 and scoring stops.
-2. **grounding** (about this abstract): the on-source share s of the two texts together (the share
-   of their content words found in the abstract, each weighted by its inverse document frequency
-   over the data file) and the coverage c (the weighted share of the abstract's content words the
-   texts mention). grounding = band(s) × band(c), full credit for s ≥ 0.25 (ramp to 0 at 0.12) and
-   c ≥ 0.30 (ramp to 0 at 0.10); on its own the `background` text needs s ≥ 0.10 and the `method`
-   text s ≥ 0.20. Zero credit fails. **The levels after grounding are multiplied by its score.**
-3. **complementarity** (from the abstract): g = s(`method`) − s(`background`): the methods part
-   reports what the abstract says, the background brings the context the abstract leaves out.
-   Full credit for g ≥ 0.10, ramp to 0 at g = 0; zero or negative (e.g. swapped roles) fails.
-4. **style consistency**: Jaccard similarity J of the two texts' content words: style = 1 for
-   0.08 ≤ J ≤ 0.35, linear ramps to 0 at J = 0.03 and J = 0.60; outside 0.03–0.60 style is 0 and
-   scoring stops (below: the parts do not fit together; above: they repeat each other).
-5. **coherence**: transition phrases (e.g. *however*, *as a result*, *for example*; ten categories)
-   in the joint text, matched as whole words, longest phrase first. Credit by the number of
-   distinct categories: 0 → 0 (fails), 1 → 0.5, 2 → 0.8, 3 or more → 1.0; times a density factor
-   on matches per word: 1 up to 0.08, linear to 0 at 0.20; above 0.20 the level fails (spam).
-   Before that, the **sentence order** is checked, and the level fails (0) when it is clearly
-   scrambled: a text opens with a connective that needs a sentence before it (*however*, *as a
-   result*, *moreover*, *for example*, ...; the list is `llm_coop_envs.writing.order.DANGLING_OPENERS`),
-   or the `method` text, which retells the abstract, runs against the abstract's order: each of its
-   sentences is placed at the abstract sentence holding the largest weighted share of its content words
-   (at least 30 %, else it is left out), and over at least 3 pairs of placed sentences Kendall's tau
-   against the abstract's order is at most −0.5. The `background` text's order is not compared (it need not
-   follow the abstract). Two neighbouring sentences swapped do not fail it.
+1. **structure**: gates on each text (length in words, distinct words, function words, no copying
+   from the abstract), then the length ratio words(`method`) / words(`background`) (similar length);
+2. **grounding**: the two texts are about this abstract (IDF-weighted share of their content words
+   found in the abstract, coverage of the abstract's content words, a floor for each text); the
+   levels after it are multiplied by its score;
+3. **complementarity** (`share_gap`): the `method` text reports what the abstract says, the
+   `background` brings context the abstract leaves out, so the method's on-source share must exceed
+   the background's (swapped roles fail);
+4. **style consistency**: vocabulary overlap of the two texts, in a band (too little: the parts do
+   not fit together; too much: they repeat each other);
+5. **coherence**: transition phrases of several kinds, not stuffed, and the **sentence order**: no
+   text opens with a connective that needs a sentence before it, and the `method` text, which
+   retells the abstract, does not run against the abstract's order (the `background` text's order
+   is not compared);
 6. **judge** (optional, off by default): as for [`tldr-v2`](tldr.md): `judge={"base_url": ...,
    "model": ...}` grades the pair on the three criteria through any OpenAI-compatible endpoint.
+
+Every threshold of every version, and what each level measures exactly, is in one table:
+[Writing tasks: reward levels](writing.md#reward-levels).
 
 `solved` (which ends a multi-turn episode early when `stop_when_solved`) means levels 1–5 at
 full credit. `infos[agent]["feedback"]` (passed on to the next turn by the default `"tests"`
@@ -80,7 +63,7 @@ the tests score 5.0; a generic template pair 1.0.
 | `split` | `"train"` | `"train"` (rows 0–905), `"test"` (rows 906–1131) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows with `abstract_text` (or `abstract`), optional `article_id` (or `id`) and `title` |
 | `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source` (the abstract), `title`, `subreddit` (empty), `reference` (None) |
-| `reward_config` | `ARXIV_V2_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
+| `reward_config` | `ARXIV_V2_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.config`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"coherence": 0.5}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
 | `judge` | `None` | a dict of `JudgeConfig` options or a `WritingJudge` (see `tldr-v2`) |
@@ -146,18 +129,22 @@ ARXIV_V1_HOLE = (
 )
 
 
+LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS}
+"""Each version's default thresholds (the docs' table of every threshold is generated from these)."""
+
+
 def env_v2(**kwargs: Any) -> CoopEnv:
     """The ``arxiv_intro-v2`` environment; see the module docstring for the arguments."""
-    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, ARXIV_V2_LEVELS, **kwargs)
+    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, LEVELS["arxiv_intro-v2"], **kwargs)
 
 
 def env_v1(**kwargs: Any) -> CoopEnv:
     """The deprecated ``arxiv_intro-v1`` environment (sentence order not checked); warns with the hole it has."""
     warn_deprecated(ARXIV_V1_HOLE)
-    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, ARXIV_V1_LEVELS, **kwargs)
+    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, LEVELS["arxiv_intro-v1"], **kwargs)
 
 
 def env(**kwargs: Any) -> CoopEnv:
     """The deprecated ``arxiv_intro-v0`` environment (no grounding, no complementarity); warns with the hole it has."""
     warn_deprecated(ARXIV_V0_HOLE)
-    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, ARXIV_LEVELS, **kwargs)
+    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, LEVELS["arxiv_intro-v0"], **kwargs)

@@ -22,55 +22,31 @@ observations, rewards, terminations, truncations, infos = env.step({"tldr": "...
 
 ## Reward (`reward="levels"`)
 
-Words are `\\w+` tokens, lower-cased; content words are Porter stems without stopwords and numbers.
-The levels run in order and **a failed level stops the scoring** (later levels score 0). Each
-level scores in [0, 1] and is multiplied by its weight (`reward_weights`, default 1.0 each); the
-total is the sum of the components, which `infos[agent]["reward_components"]` lists as
-`structure`, `grounding`, `complementarity`, `style`, `coherence`, `rouge` (and `judge`).
+Gated levels, run in order; **a failed level stops the scoring** (later levels score 0). Each scores
+in [0, 1] times its weight (`reward_weights`, default 1 each); the total is the sum of the
+components, which `infos[agent]["reward_components"]` lists as `structure`, `grounding`,
+`complementarity`, `style`, `coherence`, `rouge` (and `judge`):
 
-1. **structure** (gates, then the length ratio)
-    - gates, any failing gives 0 for every component: `tldr` has 8–100 words, `detail` 16–300
-      words; in each text at least 30 % of the words are distinct (else it is degenerate, e.g. one
-      word repeated); in each text at least 20 % of the words are function words (else it is a
-      keyword list, not sentences); at most 50 % of each text's word 4-grams occur in the post, and
-      at most 85 % of its words appear in the post in the same order (else it is copied, also with
-      words left out);
-    - ratio r = words(`detail`) / words(`tldr`): structure = 0.5 + 0.5 × band(r) with full credit
-      for 1.6 ≤ r ≤ 3.2, linear ramps to 0 at r = 1.1 and r = 5.0; outside 1.1–5.0 structure is 0.5
-      and scoring stops.
-2. **grounding** (about this post): the on-source share s of the two texts together (the share of
-   their content words found in the post, each word weighted by its inverse document frequency over
-   the data file, so words every post uses count little) and the coverage c (the weighted share of
-   the post's content words the two texts mention). grounding = band(s) × band(c), with full credit
-   for s ≥ 0.40 (ramp to 0 at 0.15) and c ≥ 0.15 (ramp to 0 at 0.05); the `detail` text on its own
-   needs s ≥ 0.30. Zero credit fails. **The levels after grounding are multiplied by its score.**
-3. **complementarity** (from the post): a = the share of the `detail` text's post content (by
-   weight) that the `tldr` text does not mention; full credit for a ≥ 0.40, ramp to 0 at 0.15
-   (a restated TL;DR adds nothing); zero credit fails.
-4. **style consistency**: Jaccard similarity J of the two texts' content words: style = 1 for
-   0.05 ≤ J ≤ 0.35, linear ramps to 0 at J = 0 and J = 0.60; above 0.60 (one text repeating the
-   other) style is 0 and scoring stops.
-5. **coherence**: transition phrases (e.g. *however*, *as a result*, *for example*; ten categories)
-   in the joint text, matched as whole words, longest phrase first. Credit by the number of
-   distinct categories: 0 → 0 (fails), 1 → 0.5, 2 → 0.8, 3 or more → 1.0; times a density factor
-   on matches per word: 1 up to 0.08, linear to 0 at 0.20; above 0.20 the level fails (spam).
-   Before that, the **sentence order** is checked, and the level fails (0) when it is clearly
-   scrambled: a text opens with a connective that needs a sentence before it (*however*, *as a
-   result*, *moreover*, *for example*, ...; the list is `llm_coop_envs.writing.order.DANGLING_OPENERS`),
-   or the `detail` text, which retells the post, runs against the post's order: each of its
-   sentences is placed at the post sentence holding the largest weighted share of its content words
-   (at least 30 %, else it is left out), and over at least 3 pairs of placed sentences Kendall's tau
-   against the post's order is at most −0.5. The `tldr` text's order is not compared (it need not
-   follow the post). Two neighbouring sentences swapped do not fail it.
-6. **rouge**: mean F1 of ROUGE-1, ROUGE-2 and ROUGE-L (`rouge-score`, stemmed) of the `tldr`
-   text against the author's TL;DR. Scored whenever the structure gates pass, independent of
-   levels 1–5; 0 for rows without a TL;DR (set `reward_weights={"rouge": 0.0}` for such data).
+1. **structure**: gates on each text (length in words, distinct words, function words, no copying
+   from the post), then the length ratio words(`detail`) / words(`tldr`);
+2. **grounding**: the two texts are about this post (IDF-weighted share of their content words
+   found in the post, coverage of the post's content words, a floor for the `detail` text); the
+   levels after it are multiplied by its score;
+3. **complementarity** (`added`): the `detail` text brings post content the `tldr` text leaves out;
+4. **style consistency**: vocabulary overlap of the two texts, in a band (repetition fails);
+5. **coherence**: transition phrases of several kinds, not stuffed, and the **sentence order**: no
+   text opens with a connective that needs a sentence before it, and the `detail` text, which
+   retells the post, does not run against the post's order (the `tldr` text's order is not compared);
+6. **rouge**: ROUGE F1 of the `tldr` text against the author's TL;DR, scored whenever the gates pass;
 7. **judge** (optional, off by default): with `judge={"base_url": ..., "model": ...}` an
    OpenAI-compatible chat endpoint grades the pair on the three criteria (1–5 each, see
    `llm_coop_envs.writing.judge`); the component is the mean grade mapped to [0, 1]. Not sent for
    pairs that fail the gates; cached by request hash; an unreachable endpoint, a timeout or a
    malformed answer gives 0 with the reason in `details["judge"]` (or raises with
    `on_error="raise"`).
+
+Every threshold of every version, and what each level measures exactly, is in one table:
+[Writing tasks: reward levels](writing.md#reward-levels).
 
 `solved` (which ends a multi-turn episode early when `stop_when_solved`) means levels 1–5 all at
 full credit; ROUGE and the judge are not required. `infos[agent]["feedback"]` (passed on to the
@@ -89,7 +65,7 @@ TL;DR and a faithful detailed summary) scores 5.4–6.0; a generic template pair
 | `split` | `"train"` | `"train"` (rows 0–399), `"test"` (rows 400–499) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows: `post` (+ `title`, `subreddit`, `summary`, `id`) or the Hub layout `prompt`/`completion` |
 | `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source`, `title`, `subreddit`, `reference` |
-| `reward_config` | `TLDR_V2_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
+| `reward_config` | `TLDR_V2_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.config`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"rouge": 0.0}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
 | `judge` | `None` | a dict of `JudgeConfig` options (`base_url`, `model`, `api_key_env`, `timeout_s`, `max_retries`, `on_error`, ...) or a `WritingJudge` |
@@ -156,18 +132,22 @@ TLDR_V1_HOLE = (
 )
 
 
+LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS}
+"""Each version's default thresholds (the docs' table of every threshold is generated from these)."""
+
+
 def env_v2(**kwargs: Any) -> CoopEnv:
     """The ``tldr-v2`` environment; see the module docstring for the arguments."""
-    return make_writing_env(SPEC, "tldr", tldr_item, TLDR_V2_LEVELS, **kwargs)
+    return make_writing_env(SPEC, "tldr", tldr_item, LEVELS["tldr-v2"], **kwargs)
 
 
 def env_v1(**kwargs: Any) -> CoopEnv:
     """The deprecated ``tldr-v1`` environment (sentence order not checked); warns with the hole it has."""
     warn_deprecated(TLDR_V1_HOLE)
-    return make_writing_env(SPEC, "tldr", tldr_item, TLDR_V1_LEVELS, **kwargs)
+    return make_writing_env(SPEC, "tldr", tldr_item, LEVELS["tldr-v1"], **kwargs)
 
 
 def env(**kwargs: Any) -> CoopEnv:
     """The deprecated ``tldr-v0`` environment (no grounding, no complementarity); warns with the hole it has."""
     warn_deprecated(TLDR_V0_HOLE)
-    return make_writing_env(SPEC, "tldr", tldr_item, TLDR_LEVELS, **kwargs)
+    return make_writing_env(SPEC, "tldr", tldr_item, LEVELS["tldr-v0"], **kwargs)
