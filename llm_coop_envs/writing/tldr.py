@@ -89,7 +89,7 @@ TL;DR and a faithful detailed summary) scores 5.4–6.0; a generic template pair
 | `split` | `"train"` | `"train"` (rows 0–399), `"test"` (rows 400–499) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows: `post` (+ `title`, `subreddit`, `summary`, `id`) or the Hub layout `prompt`/`completion` |
 | `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source`, `title`, `subreddit`, `reference` |
-| `reward_config` | `TLDR_V2_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.config`) |
+| `reward_config` | `TLDR_V2_LEVELS` | a `LevelConfig` with every threshold above (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"rouge": 0.0}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
 | `judge` | `None` | a dict of `JudgeConfig` options (`base_url`, `model`, `api_key_env`, `timeout_s`, `max_retries`, `on_error`, ...) or a `WritingJudge` |
@@ -122,7 +122,7 @@ from __future__ import annotations
 from typing import Any
 
 from llm_coop_envs.core import CoopEnv
-from llm_coop_envs.writing.config import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS
+from llm_coop_envs.writing.thresholds import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS
 from llm_coop_envs.writing.factory import make_writing_env, warn_deprecated
 from llm_coop_envs.writing.items import tldr_item
 from llm_coop_envs.writing.prompts import detail_prompt, tldr_prompt
