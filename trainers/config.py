@@ -275,14 +275,18 @@ def read_presets() -> dict[str, dict[str, Any]]:
     """Every preset file shipped with the package, by name (the file name without ``.toml``)."""
     from importlib.resources import files
 
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-
+    toml = _toml()
     folder = files("trainers").joinpath(PRESET_FOLDER)
     found = sorted((entry.name.removesuffix(".toml"), entry) for entry in folder.iterdir() if entry.name.endswith(".toml"))
-    return {name: tomllib.loads(entry.read_text(encoding="utf-8")) for name, entry in found}
+    return {name: toml.loads(entry.read_text(encoding="utf-8")) for name, entry in found}
+
+
+def _toml():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the same parser, as the tomli package
+        import tomli as tomllib
+    return tomllib
 
 
 PRESETS: dict[str, dict[str, Any]] = read_presets()
@@ -329,11 +333,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ConfigError(f"Config file {path} is not UTF-8 text.") from None
     if path.suffix == ".toml":
-        import tomllib
-
+        toml = _toml()
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
+            data = toml.loads(text)
+        except toml.TOMLDecodeError as error:
             raise ConfigError(f"Config file {path} is not valid TOML: {error}.") from None
     else:
         yaml = _yaml(f"reading {path}")
