@@ -2,7 +2,7 @@
 
     LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing_order
 
-Prints, with the thresholds of :class:`llm_coop_envs.writing.config.OrderCheck`: how often real
+Prints, with the thresholds of :class:`llm_coop_envs.writing.thresholds.OrderCheck`: how often real
 author TL;DRs and the genuine pairs of the tests open with a dangling connective, and real texts
 with a pronoun; the concordance
 of the genuine second texts (and of author TL;DRs, an honest text that need not follow its post);

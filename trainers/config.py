@@ -1,7 +1,8 @@
 """The training configuration: one frozen dataclass, loadable from YAML/TOML, with ``key=value`` overrides.
 
 Every field has a docstring under it (shown by ``llm-coop train --help-config``). A preset is a named
-set of overrides on the defaults; a file and then command-line overrides are applied on top:
+set of overrides on the defaults (a file in ``trainers/presets/``); a file and then command-line
+overrides are applied on top:
 
     >>> cfg = load_config(preset="cpu-demo", overrides=["steps=2", "sampling.temperature=0.7"])
 
@@ -266,66 +267,29 @@ class TrainConfig:
 
 
 # ---------------------------------------------------------------------------- presets
-PRESETS: dict[str, dict[str, Any]] = {
-    "cpu-demo": {
-        # The MAGRPO seed-0 run of the committed CPU learning benchmark (docs/results.md), on the
-        # embedded coop_basics-v0 suite, so the demo needs no download but the model.
-        "env": "coop_basics-v0",
-        "model": "default",
-        "run_name": "cpu-demo",
-        "overwrite": True,  # the demo is run again and again: each run replaces the last demo run
-        "seed": 0,
-        "group_size": 4,
-        "problems_per_step": 1,
-        "steps": 10,
-        "learning_rate": 5e-4,
-        "lora_r": 8,
-        "lora_alpha": 16,
-        "sampling": {"temperature": 0.8, "top_p": 1.0, "max_new_tokens": 128},
-        "eval_problems": 43,
-        "log_samples": 1,
-        "micro_batch_size": 8,
-    },
-    "paper-coop_humaneval": {
-        # The paper's code setting: Qwen2.5-Coder-3B, G=4, two agents (helper + main), one LoRA each.
-        "env": "coop_humaneval-v0",
-        "model": "Qwen/Qwen2.5-Coder-3B",
-        "run_name": "paper-coop_humaneval",
-        "group_size": 4,
-        "problems_per_step": 8,
-        "steps": 1000,
-        "learning_rate": 2e-5,
-        "gamma": 0.9,
-        "sampling": {"temperature": 0.8, "top_p": 0.95, "max_new_tokens": 256},
-        "eval_problems": 20,
-        "save_every": 50,
-    },
-    "paper-coop_humaneval-multiturn": {
-        "env": "coop_humaneval-v0",
-        "env_kwargs": {"num_turns": 2},
-        "model": "Qwen/Qwen2.5-Coder-3B",
-        "run_name": "paper-coop_humaneval-multiturn",
-        "group_size": 4,
-        "problems_per_step": 4,
-        "steps": 1000,
-        "learning_rate": 2e-5,
-        "gamma": 0.9,
-        "early_stop_reward": 4.0,
-        "sampling": {"temperature": 0.8, "top_p": 0.95, "max_new_tokens": 256},
-        "save_every": 50,
-    },
-    "paper-tldr": {
-        "env": "tldr-v1",
-        "model": "Qwen/Qwen2.5-1.5B",
-        "run_name": "paper-tldr",
-        "group_size": 4,
-        "problems_per_step": 8,
-        "steps": 1000,
-        "learning_rate": 2e-5,
-        "sampling": {"temperature": 0.8, "top_p": 0.95, "max_new_tokens": 256},
-        "save_every": 50,
-    },
-}
+PRESET_FOLDER = "presets"
+"""Each ``trainers/presets/<name>.toml`` is the preset ``<name>``: a set of overrides on the defaults."""
+
+
+def read_presets() -> dict[str, dict[str, Any]]:
+    """Every preset file shipped with the package, by name (the file name without ``.toml``)."""
+    from importlib.resources import files
+
+    toml = _toml()
+    folder = files("trainers").joinpath(PRESET_FOLDER)
+    found = sorted((entry.name.removesuffix(".toml"), entry) for entry in folder.iterdir() if entry.name.endswith(".toml"))
+    return {name: toml.loads(entry.read_text(encoding="utf-8")) for name, entry in found}
+
+
+def _toml():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the same parser, as the tomli package
+        import tomli as tomllib
+    return tomllib
+
+
+PRESETS: dict[str, dict[str, Any]] = read_presets()
 
 
 def load_config(
@@ -369,11 +333,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ConfigError(f"Config file {path} is not UTF-8 text.") from None
     if path.suffix == ".toml":
-        import tomllib
-
+        toml = _toml()
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
+            data = toml.loads(text)
+        except toml.TOMLDecodeError as error:
             raise ConfigError(f"Config file {path} is not valid TOML: {error}.") from None
     else:
         yaml = _yaml(f"reading {path}")

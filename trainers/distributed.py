@@ -190,7 +190,7 @@ def synchronize_gradients(accelerator: Any, module: torch.nn.Module, policies: A
     no gradient contributes zeros)."""
     if accelerator.num_processes <= 1:
         return
-    from trainers.policy import pad_token_id
+    from trainers.logprobs import pad_token_id
 
     def zero_backward() -> None:
         slot = policies.activate(policies.agents_of(key)[0])

@@ -1,4 +1,4 @@
-"""The agents' policies: which model (and which LoRA adapter) speaks for each agent, and its log-probs.
+"""The agents' policies: which model (and which LoRA adapter) speaks for each agent.
 
 Three layouts (``TrainConfig.policy``):
 
@@ -12,23 +12,22 @@ optimizer. Models stay in ``eval()`` mode (peft only mixes adapters within one b
 training mode, and the sampler runs without dropout); only the LoRA dropout modules, when
 ``lora_dropout > 0``, switch to train mode for the loss pass.
 
-Log-probs are taken under the distribution the replies were sampled from (temperature and top-p,
-:mod:`trainers.generation.distribution`): position t of a forward scores token t + 1.
+The log-prob math the policies run is in :mod:`trainers.logprobs`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 
 from trainers.config import SamplingConfig, TrainConfig
-from trainers.generation.distribution import sampling_log_probs
+# pad_token_id is also imported from here (trainers.generation), so it stays a name of this module.
+from trainers.logprobs import completion_logprobs, lora_dropout_active, pad_token_id  # noqa: F401
 
 SHARED_KEY = "shared"
 _FALLBACK_TEMPLATE_SEPARATOR = "\n"
@@ -109,7 +108,7 @@ class Policies:
         configured, is active during this pass (the rest of the model stays in eval mode)."""
         slot = self.activate(agent)
         model = self.training_modules.get(slot.key, slot.model)
-        with _lora_dropout_active(slot.model), torch.autocast(
+        with lora_dropout_active(slot.model), torch.autocast(
             self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"
         ):
             return completion_logprobs(model, slot.tokenizer, prompts, completions, self.device, sampling)
@@ -177,7 +176,7 @@ class Policies:
             slot.tokenizer.save_pretrained(str(target))
 
 
-# ---------------------------------------------------------------------------- pure-ish helpers
+# ---------------------------------------------------------------------------- saving and prompts
 def save_adapter(model: torch.nn.Module, adapter: str, target: Any,
                  state_dict: Mapping[str, torch.Tensor] | None = None) -> None:
     """One peft adapter as a standard adapter folder (``adapter_config.json`` and the weights) at
@@ -202,110 +201,6 @@ def encode_prompt(tokenizer: Any, observation: str) -> list[int]:
     else:
         text = observation + _FALLBACK_TEMPLATE_SEPARATOR
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-
-
-def completion_logprobs(
-    model: torch.nn.Module,
-    tokenizer: Any,
-    prompts: Sequence[Sequence[int]],
-    completions: Sequence[Sequence[int]],
-    device: torch.device,
-    sampling: SamplingConfig | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token log-probs of each completion given its prompt: ([B, T], mask [B, T]), under the
-    sampling distribution of ``sampling`` (temperature, top-p; ``None``: the plain softmax).
-
-    The G replies of a group share their prompt, and the prompt (~300 chat-template tokens) is most
-    of each row. So when prompts repeat, each distinct prompt runs once and its KV cache (with
-    grad) is copied to its rows, which then run only their completions: the same log-probs and
-    gradients (:func:`_logprobs_shared_prompts`). Otherwise every row runs in full (:func:`_logprobs_full_rows`).
-    """
-    distinct = dict.fromkeys(tuple(p) for p in prompts)
-    if len(distinct) < len(prompts) and min(len(p) for p in distinct) >= 2:
-        logits, targets = _logits_shared_prompts(model, tokenizer, list(distinct), prompts, completions, device)
-    else:
-        logits, targets = _logits_full_rows(model, tokenizer, prompts, completions, device)
-    return _gather(logits, targets, completions, device, sampling)
-
-
-def _logprobs_full_rows(model, tokenizer, prompts, completions, device, sampling=None):
-    """Every row in full (no prompt sharing): the reference the shared-prompt path must equal."""
-    return _gather(*_logits_full_rows(model, tokenizer, prompts, completions, device), completions, device, sampling)
-
-
-def _logits_full_rows(model, tokenizer, prompts, completions, device) -> tuple[torch.Tensor, torch.Tensor]:
-    """Rows ``[left pad | prompt | completion | right pad]`` with every completion starting in the same
-    column, so the logits of the last T+1 positions (``logits_to_keep``) cover all of them and the
-    full vocabulary is never materialised for prompt positions."""
-    pad = pad_token_id(tokenizer)
-    prompt_width = max(len(p) for p in prompts)
-    width = max(max(len(c) for c in completions), 1)
-    rows, masks = [], []
-    for prompt, completion in zip(prompts, completions):
-        left, right = prompt_width - len(prompt), width - len(completion)
-        rows.append([pad] * left + list(prompt) + list(completion) + [pad] * right)
-        masks.append([0] * left + [1] * (len(prompt) + len(completion)) + [0] * right)
-    input_ids = torch.tensor(rows, device=device)
-    attention = torch.tensor(masks, device=device)
-    positions = (attention.cumsum(-1) - 1).clamp(min=0)
-    logits = model(
-        input_ids=input_ids, attention_mask=attention, position_ids=positions, logits_to_keep=width + 1
-    ).logits[:, :-1]  # position t predicts token t + 1
-    return logits, input_ids[:, prompt_width:]
-
-
-def _logits_shared_prompts(model, tokenizer, distinct, prompts, completions, device):
-    """Each distinct prompt but its last token runs once (left-padded, cache kept with grad); the
-    cache rows are copied to the replies, which run ``[last prompt token | completion | right pad]``."""
-    pad = pad_token_id(tokenizer)
-    prefix_width = max(len(p) - 1 for p in distinct)
-    prefix = torch.tensor([[pad] * (prefix_width - len(p) + 1) + list(p[:-1]) for p in distinct], device=device)
-    prefix_mask = torch.tensor([[0] * (prefix_width - len(p) + 1) + [1] * (len(p) - 1) for p in distinct], device=device)
-    out = model(input_ids=prefix, attention_mask=prefix_mask, position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0),
-                use_cache=True, logits_to_keep=1)
-    order = {p: i for i, p in enumerate(distinct)}
-    index = torch.tensor([order[tuple(p)] for p in prompts], device=device)
-    cache = out.past_key_values
-    cache.reorder_cache(index)  # index_select: gradients flow back into the shared prompt pass
-    width = max(max(len(c) for c in completions), 1)
-    rows = torch.tensor([[p[-1], *c] + [pad] * (width - len(c)) for p, c in zip(prompts, completions)], device=device)
-    own = torch.tensor([[1] * (len(c) + 1) + [0] * (width - len(c)) for c in completions], device=device)
-    attention = torch.cat([prefix_mask[index], own], dim=-1)
-    start = torch.tensor([len(p) - 1 for p in prompts], device=device)[:, None]
-    positions = start + torch.arange(width + 1, device=device)
-    logits = model(input_ids=rows, attention_mask=attention, position_ids=positions, past_key_values=cache,
-                   use_cache=True).logits[:, :-1]  # position t predicts token t + 1
-    return logits, rows[:, 1:]
-
-
-def _gather(
-    logits: torch.Tensor, targets: torch.Tensor, completions, device, sampling: SamplingConfig | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    width = targets.shape[1]
-    temperature, top_p = (sampling.temperature, sampling.top_p) if sampling is not None else (1.0, 1.0)
-    log_probs = sampling_log_probs(logits, temperature, top_p, keep=targets)
-    logps = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    mask = [[1] * len(c) + [0] * (width - len(c)) for c in completions]
-    return logps, torch.tensor(mask, device=device, dtype=logps.dtype)
-
-
-@contextlib.contextmanager
-def _lora_dropout_active(model: torch.nn.Module) -> Iterator[None]:
-    """Put only the LoRA dropout modules in train mode for the loss pass (the base model's own dropout,
-    if any, stays off: the sampler ran without it)."""
-    dropouts = [m for name, m in model.named_modules() if ".lora_dropout." in f".{name}." and m.__class__.__name__ == "Dropout"]
-    for module in dropouts:
-        module.train()
-    try:
-        yield
-    finally:
-        for module in dropouts:
-            module.eval()
-
-
-def pad_token_id(tokenizer: Any) -> int:
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    return int(pad if pad is not None else 0)
 
 
 # ---------------------------------------------------------------------------- building

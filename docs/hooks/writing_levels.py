@@ -1,7 +1,7 @@
 """MkDocs hook: the line ``<!-- writing-levels-table -->`` becomes the table of every writing reward threshold.
 
-The numbers are read from each env version's default :class:`~llm_coop_envs.writing.config.LevelConfig`
-(``LEVELS`` in ``llm_coop_envs.writing.tldr`` and ``llm_coop_envs.writing.arxiv_intro``), so the
+The numbers are read from each env version's default :class:`~llm_coop_envs.writing.thresholds.LevelConfig`
+(``VERSION_LEVELS`` in ``llm_coop_envs.writing.tldr`` and ``llm_coop_envs.writing.arxiv_intro``), so the
 docs say each number once, where the code keeps it, and cannot drift from it.
 """
 
@@ -80,7 +80,7 @@ ROWS: tuple[tuple[str, str, Callable], ...] = (
 def levels_table() -> str:
     from llm_coop_envs.writing import arxiv_intro, tldr
 
-    columns = [(version, config, module.SPEC) for module in (tldr, arxiv_intro) for version, config in module.LEVELS.items()]
+    columns = [(version, config, module.SPEC) for module in (tldr, arxiv_intro) for version, config in module.VERSION_LEVELS.items()]
     lines = ["| level | what is measured | " + " | ".join(f"`{v}`" for v, _, _ in columns) + " |",
              "|---|---|" + "---|" * len(columns)]
     for level, measured, cell in ROWS:

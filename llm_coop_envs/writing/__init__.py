@@ -5,7 +5,7 @@ Import the env modules (:mod:`.tldr`, :mod:`.arxiv_intro`) or create them with
 """
 
 from llm_coop_envs.writing.bands import Band
-from llm_coop_envs.writing.config import (
+from llm_coop_envs.writing.thresholds import (
     ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS, TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS, LevelConfig, OrderCheck,
     RewardWeights,
 )

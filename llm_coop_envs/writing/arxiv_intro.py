@@ -63,7 +63,7 @@ the tests score 5.0; a generic template pair 1.0.
 | `split` | `"train"` | `"train"` (rows 0–905), `"test"` (rows 906–1131) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows with `abstract_text` (or `abstract`), optional `article_id` (or `id`) and `title` |
 | `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source` (the abstract), `title`, `subreddit` (empty), `reference` (None) |
-| `reward_config` | `ARXIV_V2_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.config`) |
+| `reward_config` | `ARXIV_V2_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"coherence": 0.5}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
 | `judge` | `None` | a dict of `JudgeConfig` options or a `WritingJudge` (see `tldr-v2`) |
@@ -95,7 +95,7 @@ from __future__ import annotations
 from typing import Any
 
 from llm_coop_envs.core import CoopEnv
-from llm_coop_envs.writing.config import ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS
+from llm_coop_envs.writing.thresholds import ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS
 from llm_coop_envs.writing.factory import make_writing_env, warn_deprecated
 from llm_coop_envs.writing.items import arxiv_item
 from llm_coop_envs.writing.prompts import background_prompt, method_prompt
@@ -129,22 +129,22 @@ ARXIV_V1_HOLE = (
 )
 
 
-LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS}
+VERSION_LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS}
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
 def env_v2(**kwargs: Any) -> CoopEnv:
     """The ``arxiv_intro-v2`` environment; see the module docstring for the arguments."""
-    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, LEVELS["arxiv_intro-v2"], **kwargs)
+    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v2"], **kwargs)
 
 
 def env_v1(**kwargs: Any) -> CoopEnv:
     """The deprecated ``arxiv_intro-v1`` environment (sentence order not checked); warns with the hole it has."""
     warn_deprecated(ARXIV_V1_HOLE)
-    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, LEVELS["arxiv_intro-v1"], **kwargs)
+    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v1"], **kwargs)
 
 
 def env(**kwargs: Any) -> CoopEnv:
     """The deprecated ``arxiv_intro-v0`` environment (no grounding, no complementarity); warns with the hole it has."""
     warn_deprecated(ARXIV_V0_HOLE)
-    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, LEVELS["arxiv_intro-v0"], **kwargs)
+    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v0"], **kwargs)

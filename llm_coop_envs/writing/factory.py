@@ -9,7 +9,7 @@ from typing import Any
 
 from llm_coop_envs.core import CoopEnv
 from llm_coop_envs.data import load_rows, select_split
-from llm_coop_envs.writing.config import LevelConfig, RewardWeights
+from llm_coop_envs.writing.thresholds import LevelConfig, RewardWeights
 from llm_coop_envs.writing.grounding import Salience
 from llm_coop_envs.writing.items import Item, check_unique_ids
 from llm_coop_envs.writing.judge import JudgeConfig, WritingJudge

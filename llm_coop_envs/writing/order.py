@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 
 from llm_coop_envs.writing import text_metrics as tm
-from llm_coop_envs.writing.config import OrderCheck
+from llm_coop_envs.writing.thresholds import OrderCheck
 from llm_coop_envs.writing.grounding import SourceProfile
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*\n|\n(?=\s*[-*•\d])")

@@ -6,7 +6,7 @@ learn the task from the prompt and the feedback alone.
 
 from __future__ import annotations
 
-from llm_coop_envs.writing.config import LevelConfig
+from llm_coop_envs.writing.thresholds import LevelConfig
 from llm_coop_envs.writing.items import Item
 
 

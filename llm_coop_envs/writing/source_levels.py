@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llm_coop_envs.writing import text_metrics as tm
-from llm_coop_envs.writing.config import LevelConfig
+from llm_coop_envs.writing.thresholds import LevelConfig
 from llm_coop_envs.writing.grounding import SourceProfile, added_coverage, coverage, on_source_share
 from llm_coop_envs.writing.outcome import LevelOutcome
 

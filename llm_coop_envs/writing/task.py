@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from llm_coop_envs.core import Evaluation, RewardResult
-from llm_coop_envs.writing.config import LevelConfig
+from llm_coop_envs.writing.thresholds import LevelConfig
 from llm_coop_envs.writing.grounding import Salience, SourceProfile
 from llm_coop_envs.writing.items import Item
 from llm_coop_envs.writing.judge import Grades, WritingJudge
-from llm_coop_envs.writing.levels import PairScore, PairTexts, gates_passed_by_role, score_pair
+from llm_coop_envs.writing.reward import PairScore, PairTexts, gates_passed_by_role, score_pair
 
 REWARD_MODES = ("joint", "per_agent")
 

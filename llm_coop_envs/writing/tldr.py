@@ -65,7 +65,7 @@ TL;DR and a faithful detailed summary) scores 5.4–6.0; a generic template pair
 | `split` | `"train"` | `"train"` (rows 0–399), `"test"` (rows 400–499) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows: `post` (+ `title`, `subreddit`, `summary`, `id`) or the Hub layout `prompt`/`completion` |
 | `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source`, `title`, `subreddit`, `reference` |
-| `reward_config` | `TLDR_V2_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.config`) |
+| `reward_config` | `TLDR_V2_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"rouge": 0.0}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
 | `judge` | `None` | a dict of `JudgeConfig` options (`base_url`, `model`, `api_key_env`, `timeout_s`, `max_retries`, `on_error`, ...) or a `WritingJudge` |
@@ -98,7 +98,7 @@ from __future__ import annotations
 from typing import Any
 
 from llm_coop_envs.core import CoopEnv
-from llm_coop_envs.writing.config import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS
+from llm_coop_envs.writing.thresholds import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS
 from llm_coop_envs.writing.factory import make_writing_env, warn_deprecated
 from llm_coop_envs.writing.items import tldr_item
 from llm_coop_envs.writing.prompts import detail_prompt, tldr_prompt
@@ -132,22 +132,22 @@ TLDR_V1_HOLE = (
 )
 
 
-LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS}
+VERSION_LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS}
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
 def env_v2(**kwargs: Any) -> CoopEnv:
     """The ``tldr-v2`` environment; see the module docstring for the arguments."""
-    return make_writing_env(SPEC, "tldr", tldr_item, LEVELS["tldr-v2"], **kwargs)
+    return make_writing_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v2"], **kwargs)
 
 
 def env_v1(**kwargs: Any) -> CoopEnv:
     """The deprecated ``tldr-v1`` environment (sentence order not checked); warns with the hole it has."""
     warn_deprecated(TLDR_V1_HOLE)
-    return make_writing_env(SPEC, "tldr", tldr_item, LEVELS["tldr-v1"], **kwargs)
+    return make_writing_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v1"], **kwargs)
 
 
 def env(**kwargs: Any) -> CoopEnv:
     """The deprecated ``tldr-v0`` environment (no grounding, no complementarity); warns with the hole it has."""
     warn_deprecated(TLDR_V0_HOLE)
-    return make_writing_env(SPEC, "tldr", tldr_item, LEVELS["tldr-v0"], **kwargs)
+    return make_writing_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v0"], **kwargs)

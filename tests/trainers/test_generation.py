@@ -86,7 +86,7 @@ def test_sampling_respects_lengths_and_min_new_tokens(tmp_path, tiny_models):
 
 def test_shared_prompt_logprobs_equal_full_rows(tmp_path, tiny_models):
     """Prefilling each distinct prompt once gives the same log-probs and gradients as full rows."""
-    from trainers.policy import _logprobs_full_rows, completion_logprobs
+    from trainers.logprobs import _logprobs_full_rows, completion_logprobs
 
     policies = _policies(tmp_path, tiny_models)
     slot = policies.activate("main")

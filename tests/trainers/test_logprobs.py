@@ -143,3 +143,11 @@ def test_the_loss_sees_the_samplers_logprobs(tmp_path, tokenizer):
     trainer.train()
     assert len(seen) == len(sampled) == 8
     assert sorted(seen) == pytest.approx(sorted(sampled), abs=1e-3)
+
+
+def test_policy_module_still_names_the_log_prob_helpers():
+    # trainers.generation and older callers import these from trainers.policy.
+    from trainers import logprobs, policy
+
+    assert policy.completion_logprobs is logprobs.completion_logprobs
+    assert policy.pad_token_id is logprobs.pad_token_id

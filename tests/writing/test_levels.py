@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from llm_coop_envs.writing import ARXIV_LEVELS, TLDR_LEVELS, Band
-from llm_coop_envs.writing.levels import PairTexts, score_pair
+from llm_coop_envs.writing.reward import PairTexts, score_pair
 
 SOURCE = "an unrelated source text about gardening tomatoes in spring"
 

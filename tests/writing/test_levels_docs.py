@@ -30,13 +30,13 @@ def _column(table: str, version: str) -> list[str]:
 
 def test_the_table_has_a_column_per_registered_version(hook):
     header = hook.levels_table().splitlines()[0]
-    for version in (*tldr.LEVELS, *arxiv_intro.LEVELS):
+    for version in (*tldr.VERSION_LEVELS, *arxiv_intro.VERSION_LEVELS):
         assert f"`{version}`" in header
 
 
 def test_the_table_follows_the_config(hook, monkeypatch):
-    moved = dataclasses.replace(tldr.LEVELS["tldr-v2"], length_ratio=Band(1.2, 1.7, 2.9, 4.5))
-    monkeypatch.setitem(tldr.LEVELS, "tldr-v2", moved)
+    moved = dataclasses.replace(tldr.VERSION_LEVELS["tldr-v2"], length_ratio=Band(1.2, 1.7, 2.9, 4.5))
+    monkeypatch.setitem(tldr.VERSION_LEVELS, "tldr-v2", moved)
     column = _column(hook.levels_table(), "tldr-v2")
     assert "full 1.7–2.9, 0 at 1.2 and 4.5" in column
     assert column[-1] == "**6**" and _column(hook.levels_table(), "arxiv_intro-v0")[-1] == "**3**"
@@ -56,7 +56,7 @@ def test_env_docstrings_link_to_the_table_instead_of_repeating_it(module):
 
 @pytest.mark.parametrize("module", [tldr, arxiv_intro])
 def test_every_default_number_is_in_the_table(hook, module):
-    version, config = list(module.LEVELS.items())[-1]
+    version, config = list(module.VERSION_LEVELS.items())[-1]
     column = " ".join(_column(hook.levels_table(), version))
     bands = (config.length_ratio, config.overlap, config.on_source, config.coverage, config.complementarity)
     numbers = [*config.first_words, *config.second_words, config.min_distinct_ratio, config.min_function_word_share,

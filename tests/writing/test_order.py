@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from llm_coop_envs.writing.config import TLDR_V1_LEVELS, OrderCheck
+from llm_coop_envs.writing.thresholds import TLDR_V1_LEVELS, OrderCheck
 from llm_coop_envs.writing.order import concordance_counts, dangling_opener, split_sentences
 from tests.writing.conftest import index_of
 from tests.writing.probes import SHUFFLE_SEEDS, SHUFFLES

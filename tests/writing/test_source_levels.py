@@ -9,7 +9,7 @@ import pytest
 import llm_coop_envs
 from llm_coop_envs.writing import ARXIV_V1_LEVELS, TLDR_LEVELS, TLDR_V1_LEVELS, Band
 from llm_coop_envs.writing.grounding import Salience, SourceProfile, function_word_share, in_order_share, lcs_length
-from llm_coop_envs.writing.levels import PairTexts, score_pair
+from llm_coop_envs.writing.reward import PairTexts, score_pair
 from llm_coop_envs.writing.text_metrics import words
 from tests.writing.conftest import index_of
 from tests.writing.genuine import TLDR_DETAILS

@@ -1,0 +1,240 @@
+"""Reward configuration of the writing envs: level thresholds and component weights.
+
+The defaults (:data:`TLDR_V2_LEVELS`, :data:`ARXIV_V2_LEVELS`; the deprecated ``-v1`` ones are
+:data:`TLDR_V1_LEVELS`, :data:`ARXIV_V1_LEVELS`, the ``-v0`` ones :data:`TLDR_LEVELS`, :data:`ARXIV_LEVELS`) are the numbers documented on each env's page; changing
+them changes the reward, so an env made with other numbers is a different env.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from llm_coop_envs.writing.bands import Band
+
+COMPONENTS = ("structure", "style", "coherence", "rouge", "grounding", "complementarity", "judge")
+
+
+@dataclasses.dataclass(frozen=True)
+class RewardWeights:
+    """Multipliers of the reward components; the total is the weighted sum of component scores in [0, 1]."""
+
+    structure: float = 1.0
+    style: float = 1.0
+    coherence: float = 1.0
+    rouge: float = 1.0
+    """Used by ``tldr`` only (ROUGE of the short summary against the author's TL;DR)."""
+    grounding: float = 1.0
+    """Used from ``-v1`` on: the texts are about their own source."""
+    complementarity: float = 1.0
+    """Used from ``-v1`` on: each text covers its own part of the source."""
+    judge: float = 1.0
+    """Used only when a judge endpoint is configured (``judge=``): the judge's mean grade."""
+
+    def __post_init__(self) -> None:
+        for name in COMPONENTS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"RewardWeights.{name} must be a finite number >= 0, got {value!r}.")
+
+    @classmethod
+    def coerce(cls, value: RewardWeights | Mapping[str, float]) -> RewardWeights:
+        """Accept a RewardWeights or a dict such as ``{"rouge": 0.0}`` (missing names keep their default)."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            unknown = sorted(set(value) - set(COMPONENTS))
+            if unknown:
+                raise ValueError(f"Unknown reward weight(s) {unknown}; the components are {list(COMPONENTS)}.")
+            return cls(**dict(value))
+        raise TypeError(f"reward_weights must be a RewardWeights or a dict of weights, got {type(value).__name__}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class OrderCheck:
+    """Thresholds of the sentence-order check (from ``-v2`` on; see :mod:`.order`).
+
+    The check fails, and with it the coherence level, when a text opens with a connective that needs
+    a sentence before it, or when the second text (the one that retells the source) has at least
+    ``min_pairs`` pairs of aligned sentences and their concordance with the source order is at most
+    ``max_reversed`` (clearly reversed or scrambled).
+    """
+
+    min_share: float = 0.3
+    """A sentence is aligned when a source sentence holds at least this share of its weighted content words."""
+    min_pairs: int = 3
+    """Fewer ordered-or-reversed pairs of aligned sentences than this: the order is not judged."""
+    max_reversed: float = -0.5
+    """Concordance (Kendall's tau against the source order) at or below this fails."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.min_share <= 1.0:
+            raise ValueError(f"OrderCheck.min_share must be within (0, 1], got {self.min_share!r}.")
+        if isinstance(self.min_pairs, bool) or not isinstance(self.min_pairs, int) or self.min_pairs < 1:
+            raise ValueError(f"OrderCheck.min_pairs must be a positive int, got {self.min_pairs!r}.")
+        if not -1.0 <= self.max_reversed < 1.0:
+            raise ValueError(f"OrderCheck.max_reversed must be within [-1, 1), got {self.max_reversed!r}.")
+
+
+def _word_bounds(name: str, bounds: Any) -> None:
+    ok = (
+        isinstance(bounds, tuple)
+        and len(bounds) == 2
+        and all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+        and 1 <= bounds[0] <= bounds[1]
+    )
+    if not ok:
+        raise ValueError(f"LevelConfig.{name} must be a (min_words, max_words) tuple of ints with 1 <= min <= max, got {bounds!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class LevelConfig:
+    """The thresholds of the gated levels and the component weights.
+
+    ``-v0`` configs run structure → style → coherence; ``-v1`` configs (with ``on_source`` and
+    ``complementarity`` set) run structure → grounding → complementarity → style → coherence.
+    """
+
+    first_words: tuple[int, int]
+    """Accepted word count of the first role's text (``tldr`` / ``background``)."""
+    second_words: tuple[int, int]
+    """Accepted word count of the second role's text (``detail`` / ``method``)."""
+    length_ratio: Band
+    """Words of the second text divided by words of the first."""
+    overlap: Band
+    """Jaccard similarity of the two texts' content-word stems (stopwords removed)."""
+    transition_density: Band = Band(0.0, 0.0, 0.08, 0.2)
+    """Transition phrases per word of the joint text: more than 0.08 loses credit, more than 0.2 fails."""
+    category_scores: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0)
+    """Coherence credit by number of distinct transition categories found (0, 1, 2, 3 or more)."""
+    min_distinct_ratio: float = 0.3
+    """A text whose distinct words are fewer than this share of its words is degenerate (fails structure)."""
+    copy_ngram: int = 4
+    """Length of the word sequences compared with the source to detect copying."""
+    max_copied_fraction: float = 0.5
+    """A text with more than this share of its word n-grams found in the source is a copy (fails structure)."""
+    weights: RewardWeights = RewardWeights()
+    min_function_word_share: float = 0.0
+    """A text whose stopwords are fewer than this share of its words is a keyword list, not prose
+    (fails structure); 0.0 disables the gate (``-v0``)."""
+    max_in_order_share: float = 1.0
+    """A text more than this share of whose words appear in the source in the same order (longest
+    common subsequence) is a copy with words left out (fails structure); 1.0 disables it (``-v0``)."""
+    on_source: Band | None = None
+    """Grounding: IDF-weighted share of the pair's content words found in the source. None: no
+    grounding level (``-v0``)."""
+    min_text_on_source: tuple[float, float] = (0.0, 0.0)
+    """Grounding: the first and the second text on their own need at least these on-source shares
+    (else that text is about something else and the level fails)."""
+    coverage: Band | None = None
+    """Grounding: IDF-weighted share of the source's content words the two texts mention together."""
+    complementarity: Band | None = None
+    """Complementarity from the source, by ``complementarity_measure``: ``added`` is the share of the
+    second text's source content that the first text lacks; ``share_gap`` is the on-source share of
+    the second text minus that of the first. None: no complementarity level (``-v0``)."""
+    complementarity_measure: str = "added"
+    order: OrderCheck | None = None
+    """Sentence order (part of the coherence level): None: not checked (``-v0``, ``-v1``)."""
+
+    def __post_init__(self) -> None:
+        _word_bounds("first_words", self.first_words)
+        _word_bounds("second_words", self.second_words)
+        for name in ("length_ratio", "overlap", "transition_density"):
+            if not isinstance(getattr(self, name), Band):
+                raise TypeError(f"LevelConfig.{name} must be a Band(low, ideal_low, ideal_high, high).")
+        scores = self.category_scores
+        if not scores or scores[0] != 0.0 or any(not 0.0 <= s <= 1.0 for s in scores) or list(scores) != sorted(scores):
+            raise ValueError(f"category_scores must start at 0.0 and rise within [0, 1], got {scores!r}.")
+        if not 0.0 <= self.min_distinct_ratio <= 1.0:
+            raise ValueError(f"min_distinct_ratio must be within [0, 1], got {self.min_distinct_ratio!r}.")
+        if not isinstance(self.copy_ngram, int) or self.copy_ngram < 1:
+            raise ValueError(f"copy_ngram must be a positive int, got {self.copy_ngram!r}.")
+        if not 0.0 <= self.max_copied_fraction <= 1.0:
+            raise ValueError(f"max_copied_fraction must be within [0, 1] (1.0 disables the copy check), got {self.max_copied_fraction!r}.")
+        for name in ("min_function_word_share", "max_in_order_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be within [0, 1], got {getattr(self, name)!r}.")
+        floors = self.min_text_on_source
+        if not (isinstance(floors, tuple) and len(floors) == 2 and all(0.0 <= f <= 1.0 for f in floors)):
+            raise ValueError(f"min_text_on_source must be a (first, second) tuple of shares in [0, 1], got {floors!r}.")
+        if (self.on_source is None) != (self.coverage is None):
+            raise ValueError("on_source and coverage are the two halves of the grounding level: set both or neither.")
+        for name in ("on_source", "coverage", "complementarity"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), Band):
+                raise TypeError(f"LevelConfig.{name} must be a Band(low, ideal_low, ideal_high, high) or None.")
+        if self.complementarity_measure not in ("added", "share_gap"):
+            raise ValueError(f"complementarity_measure must be 'added' or 'share_gap', got {self.complementarity_measure!r}.")
+        if self.order is not None and not isinstance(self.order, OrderCheck):
+            raise TypeError("LevelConfig.order must be an OrderCheck or None.")
+        if self.order is not None and self.on_source is None:
+            raise ValueError("The order check aligns sentences with the source: it needs the grounding level (on_source).")
+        if not isinstance(self.weights, RewardWeights):
+            raise TypeError("LevelConfig.weights must be a RewardWeights; use RewardWeights.coerce({...}).")
+
+    def level_names(self) -> tuple[str, ...]:
+        """The gated levels in scoring order; ``-v0`` configs have no grounding or complementarity."""
+        source_levels = ("grounding",) * (self.on_source is not None) + ("complementarity",) * (self.complementarity is not None)
+        return ("structure", *source_levels, "style", "coherence")
+
+    def with_weights(self, weights: RewardWeights | Mapping[str, float]) -> LevelConfig:
+        return dataclasses.replace(self, weights=RewardWeights.coerce(weights))
+
+
+TLDR_LEVELS = LevelConfig(
+    first_words=(8, 100),
+    second_words=(16, 300),
+    length_ratio=Band(1.1, 1.6, 3.2, 5.0),
+    # A good detailed summary adds what the TL;DR leaves out, so the two may share few words
+    # (an author's TL;DR shares no content word with a random 60-word stretch of its own post in
+    # 13 % of the posts): too little overlap only loses credit; repetition (above 0.60) fails.
+    overlap=Band(0.0, 0.05, 0.35, 0.60),
+)
+"""``tldr-v0``: short summary 8–100 words, detailed one 16–300 words and 1.6–3.2× as long."""
+
+ARXIV_LEVELS = LevelConfig(
+    first_words=(80, 300),
+    second_words=(80, 300),
+    length_ratio=Band(0.5, 0.8, 1.25, 2.0),
+    # Two halves of one introduction share its key terms: the halves of real abstracts have
+    # J >= 0.065 in 95 % of cases, halves of different abstracts J < 0.03 in 75 %.
+    overlap=Band(0.03, 0.08, 0.35, 0.60),
+)
+"""``arxiv_intro-v0``: both parts 80–300 words and of similar length (0.8–1.25×)."""
+
+# -v1: the levels of -v0 plus the function-word and in-order copy gates, grounding in the source
+# and complementarity from the source. Why each number: docs/envs/writing.md ("How the -v1
+# thresholds were chosen"), from the distributions `benchmarks/writing_thresholds.py` prints.
+TLDR_V1_LEVELS = dataclasses.replace(
+    TLDR_LEVELS,
+    min_function_word_share=0.2,
+    max_in_order_share=0.85,
+    on_source=Band(0.15, 0.40, 1.0, 1.0),
+    # No floor for the TL;DR on its own: ROUGE judges it, and authors' TL;DRs can be vague.
+    min_text_on_source=(0.0, 0.30),
+    coverage=Band(0.05, 0.15, 1.0, 1.0),
+    complementarity=Band(0.15, 0.40, 1.0, 1.0),
+    complementarity_measure="added",
+)
+"""``tldr-v1``: ``tldr-v0`` plus the gates, grounding and complementarity (``added``)."""
+
+ARXIV_V1_LEVELS = dataclasses.replace(
+    ARXIV_LEVELS,
+    min_function_word_share=0.2,
+    max_in_order_share=0.85,
+    on_source=Band(0.12, 0.25, 1.0, 1.0),
+    min_text_on_source=(0.10, 0.20),
+    coverage=Band(0.10, 0.30, 1.0, 1.0),
+    complementarity=Band(0.0, 0.10, 1.0, 1.0),
+    complementarity_measure="share_gap",
+)
+"""``arxiv_intro-v1``: ``arxiv_intro-v0`` plus the gates, grounding and complementarity (``share_gap``)."""
+
+# -v2: -v1 plus the sentence-order check in the coherence level. Why each number: docs/envs/writing.md
+# ("How the -v2 order thresholds were chosen"), from `python -m benchmarks.writing_order`.
+TLDR_V2_LEVELS = dataclasses.replace(TLDR_V1_LEVELS, order=OrderCheck())
+"""``tldr-v2``: ``tldr-v1`` plus the sentence-order check."""
+
+ARXIV_V2_LEVELS = dataclasses.replace(ARXIV_V1_LEVELS, order=OrderCheck())
+"""``arxiv_intro-v2``: ``arxiv_intro-v1`` plus the sentence-order check."""
