@@ -3,8 +3,17 @@
 ## A reward function
 
 ```python
+import llm_coop_envs
+
+
 def brevity(replies, context):
     return -0.01 * sum(len(text.split()) for text in replies.values())
+
+
+env = llm_coop_envs.make("coop_basics-v0", reward=["levels", (brevity, 0.5)])
+observations, infos = env.reset(seed=0)
+_, rewards, _, _, infos = env.step({"helper": "def aux(x): return x", "main": "no code"})
+print(rewards["main"], infos["main"]["reward_components"])  # levels' components and "brevity"
 ```
 
 A reward function is called as ``f(replies, context)``: ``replies`` maps each agent role to its raw
@@ -33,11 +42,21 @@ computes its bundled reward's feedback; ``solved`` and ``details`` never depend 
 ## Batched functions
 
 ```python
+import copy
+
+import llm_coop_envs
 from llm_coop_envs import batched_reward
 
+
 @batched_reward
-def judge_score(replies_list, contexts_list):
-    return [len(r["main"]) / 1000 for r in replies_list]
+def length(replies_list, contexts_list):
+    return [len(replies["main"]) / 1000 for replies in replies_list]  # one value per sample
+
+
+env = llm_coop_envs.make("coop_basics-v0", reward=["levels", (length, 0.1)])
+env.reset(seed=0)
+copies = [copy.deepcopy(env) for _ in range(4)]
+results = llm_coop_envs.step_many(copies, [{"helper": "", "main": "x" * n} for n in range(4)])  # one call of length()
 ```
 
 A function decorated with ``@batched_reward`` (which sets its attribute ``batched = True``; any
@@ -78,8 +97,8 @@ cannot be called with two positional arguments, or when every parameter it names
 | --- | --- |
 | ``task_id`` | the item's id |
 | ``source`` | the text both roles write from (the post, the abstract) |
-| ``title``, ``subreddit`` | the row's title and subreddit, or None |
-| ``reference`` | the author's TL;DR, or None |
+| ``title``, ``subreddit`` | the row's title and subreddit (``""`` when it has none; arXiv rows have no subreddit) |
+| ``reference`` | the author's TL;DR, or None (arXiv) |
 """
 
 from __future__ import annotations
