@@ -214,13 +214,16 @@ def legacy_keyword_reward(function: Callable[..., Any]) -> Callable[[Any, Mappin
     """The old keyword form adapted to ``f(replies, context)``; None when ``function`` has the new form.
 
     The old form: a function that cannot take two positional arguments (``f(result, **kwargs)``,
-    ``f(**kwargs)``), or whose parameters are all old keywords (``f(problem, result)``)."""
+    ``f(**kwargs)``), or whose first two parameters include an old keyword (``f(problem, result)``,
+    ``f(result, scale=2.0)``), where ``(replies, context)`` would land."""
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
         return None
-    named = {p.name for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
-    if takes_replies_and_context(function) and not (named and named <= LEGACY_KEYWORDS):
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    named = {p.name for p in parameters if p.kind in kinds}
+    first_two = {p.name for p in parameters[:2] if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    if takes_replies_and_context(function) and not first_two & LEGACY_KEYWORDS:
         return None
     takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
     wanted = LEGACY_KEYWORDS if takes_all else LEGACY_KEYWORDS & named

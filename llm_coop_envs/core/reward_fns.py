@@ -89,7 +89,8 @@ NaN or an infinity, a list of the wrong length from a batched function), the ste
 Before this protocol a coding reward was a function of keyword arguments named like these keys
 (``def f(problem, result): ...``, ``def f(result, **kwargs): ...``). Such a function still works and
 gets the keys it names, with a ``DeprecationWarning``. A function counts as the old form when it
-cannot be called with two positional arguments, or when every parameter it names is one of these keys.
+cannot be called with two positional arguments, or when one of its first two parameters is named
+like one of these keys.
 
 ## ``context`` of the writing envs
 

@@ -46,8 +46,8 @@ class WritingTask:
     levels separate: ``rouge`` scores the first role's text only, so only the first role gets it; when
     the structure gates fail, a role whose own text passes them (word count, not degenerate, prose, not
     copied) keeps the structure credit of passed gates (0.5 × the structure weight) instead of 0. Every
-    other level judges the two texts together and is shared. A reward with a function of the user's
-    (alone or in a list) is shared whole.
+    other level judges the two texts together and is shared. Any reward but the plain ``"levels"`` (a
+    function of the user's, a weighted list) is shared whole.
     """
 
     def __init__(
@@ -134,8 +134,10 @@ class WritingTask:
                       executor: Executor | None = None) -> list[Evaluation]:
         """``evaluate`` for many (index, replies) pairs: the levels (and judge calls) one pair at a
         time, on ``executor`` when given; the reward functions in one batch."""
-        judge = (lambda item: self._judged(*item))
-        judged = list(map(judge, items) if executor is None or len(items) < 2 else executor.map(judge, items))
+        def judge_one(item: tuple[int, Mapping[str, str]]) -> tuple[PairScore, Grades | None]:
+            return self._judged(*item)
+
+        judged = list(map(judge_one, items) if executor is None or len(items) < 2 else executor.map(judge_one, items))
         levels = [self.level_reward(score, grades) for score, grades in judged]
         rewards = levels
         if not self.reward.is_bundled_only:

@@ -179,6 +179,7 @@ def test_bad_returns_raise_an_error_naming_the_function(function, error, message
     lambda result, **kwargs: result.passed,
     lambda problem, result: result.passed,
     lambda *, result: result.passed,
+    lambda result, scale=1.0: scale * result.passed,
     lambda **kwargs: kwargs["result"].passed,
 ])
 def test_the_old_keyword_form_still_works_with_a_deprecation_warning(old):
@@ -188,8 +189,8 @@ def test_the_old_keyword_form_still_works_with_a_deprecation_warning(old):
 
 
 def test_the_new_form_is_not_mistaken_for_the_old_one():
-    def keeps_all(replies, context, *rest, scale=1.0):
-        return scale
+    def keeps_all(replies, context, *rest, result=1.0):
+        return result
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
@@ -257,3 +258,15 @@ def test_writing_rejects_a_keyword_only_function(tldr_envs):
         def uses(*, replies):
             return 1.0
         tldr_envs(["levels", uses])
+
+
+def test_the_former_names_still_import():
+    from llm_coop_envs.coding.reward import UserReward
+    from llm_coop_envs.writing.task import RewardCallable
+
+    assert RewardCallable is reward_fns.RewardFn
+    task = llm_coop_envs.make("coop_basics-v0", split="all").task
+    verdict = task.judge(0, HONEST["helper"], HONEST["main"])
+    with pytest.warns(DeprecationWarning, match="pass the function as reward="):
+        scorer = UserReward(lambda replies, context: context["result"].passed)
+    assert scorer(verdict).components == {"custom": float(verdict.passed)}
