@@ -36,8 +36,8 @@ element without a weight has weight 1.0. The weights sit next to the functions r
 second list because the writing envs already use ``reward_weights=`` for the weights of their
 levels. A list holds at most one bundled name; a function is named by its ``__name__``, and two
 functions with one name, or a function named like a component of the bundled reward, are an error
-when the env is made (rename it with ``def`` or by setting ``__name__``). With a list, each task still
-computes its bundled reward's feedback; ``solved`` and ``details`` never depend on the reward.
+when the env is made (rename it with ``def`` or by setting ``__name__``). Feedback, ``solved`` and
+``details`` never depend on ``reward=``.
 
 ## Batched functions
 
