@@ -7,6 +7,8 @@
 Importing this package is cheap: environments (and their dependencies) load only when made.
 """
 
+from llm_coop_envs.core.reward import RewardResult
+from llm_coop_envs.core.reward_fns import RewardFn, batched_reward
 from llm_coop_envs.registration import (
     EnvSpec,
     RegistrationError,
@@ -31,7 +33,10 @@ def step_many(envs, actions, executor=None):
 __all__ = [
     "EnvSpec",
     "RegistrationError",
+    "RewardFn",
+    "RewardResult",
     "UnknownEnvError",
+    "batched_reward",
     "make",
     "make_aec",
     "register",

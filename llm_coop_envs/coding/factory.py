@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llm_coop_envs.coding.task import CodingTask
@@ -20,7 +20,7 @@ def coding_env(
     *,
     split: str = DEFAULT_SPLIT,
     data_path: str | os.PathLike | None = None,
-    reward: str | Callable[..., Any] = "levels",
+    reward: Any = "levels",
     sandbox: SandboxConfig | None = None,
     team: str = "pair",
     reward_mode: str = "joint",

@@ -1,4 +1,4 @@
-"""The coding rewards: ``"levels"`` (the default), ``"execution"``, or a user's callable.
+"""The coding rewards: ``"levels"`` (the default), ``"execution"``, or your own (see below).
 
 Every coding env scores with these rewards. This text is their one description: the docs pages
 show it as written here, and a test holds its numbers to the constants in this module.
@@ -50,7 +50,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from llm_coop_envs.coding.cooperation import HelperUse
@@ -58,6 +60,8 @@ from llm_coop_envs.coding.parsing import ParsedReply
 from llm_coop_envs.coding.problems import CodingProblem
 from llm_coop_envs.coding.program import Program
 from llm_coop_envs.core.reward import RewardResult
+from llm_coop_envs.core.reward_fns import resolve_reward as resolve_reward_spec
+from llm_coop_envs.core.reward_fns import takes_replies_and_context
 from llm_coop_envs.sandbox import ExecutionResult
 
 HELPER_DEFINED = 0.4
@@ -142,60 +146,47 @@ def execution_reward(verdict: Verdict) -> RewardResult:
     return RewardResult.from_components(scores)
 
 
-def resolve_reward(spec: str | Callable[..., Any], team: str = "pair") -> RewardFunction:
-    """``"levels"``, ``"execution"`` or a user's callable (see :class:`UserReward`)."""
-    if spec == "levels":
-        return solo_levels_reward if team == "single" else levels_reward
-    if spec == "execution":
-        return execution_reward
-    if isinstance(spec, str):
-        raise ValueError(f"reward={spec!r}: use one of {REWARD_NAMES} or a callable taking keyword arguments.")
-    if callable(spec):
-        return UserReward(spec)
-    raise TypeError(f"reward must be one of {REWARD_NAMES} or a callable, got {type(spec).__name__}.")
+class CodingReward:
+    """A coding task's ``reward=``, resolved by :func:`llm_coop_envs.core.reward_fns.resolve_reward`:
+    scores verdicts, many at once (a batched reward function is called once for all of them)."""
 
-
-class UserReward:
-    """Adapts a user's function ``f(*, problem, helper_code, main_code, program, result, ...)``.
-
-    Keywords offered: ``problem`` (the dataset row, a dict), ``helper_code`` and ``main_code``
-    (each agent's extracted code), ``program`` (the text that ran), ``result`` (the sandbox's
-    ``ExecutionResult`` or None), ``helper_reply``/``main_reply`` (raw replies), ``entry_point``,
-    ``tests`` (the test labels), ``syntax_error`` (str or None), ``uses_helper``,
-    ``thin_wrapper``, ``ignores_return``. Only the keywords the function names are passed,
-    all of them when it takes ``**kwargs``. It returns a float or a ``RewardResult``.
-    """
-
-    def __init__(self, function: Callable[..., Any]) -> None:
-        self.function = function
-        self.name = getattr(function, "__name__", type(function).__name__)
-        self._accepts = _accepted_keywords(function)
+    def __init__(self, spec: Any, team: str = "pair") -> None:
+        single = team == "single"
+        self.agents = ("main",) if single else ("helper", "main")
+        self._bundled = {"levels": solo_levels_reward if single else levels_reward, "execution": execution_reward}
+        components = {"levels": SOLO_LEVEL_COMPONENTS if single else LEVEL_COMPONENTS, "execution": EXECUTION_COMPONENTS}
+        self.combined = resolve_reward_spec(spec, components, legacy=legacy_keyword_reward)
 
     def __call__(self, verdict: Verdict) -> RewardResult:
-        offered = _keywords(verdict)
-        chosen = offered if self._accepts is None else {k: v for k, v in offered.items() if k in self._accepts}
-        value = self.function(**chosen)
-        try:
-            return RewardResult.coerce(value)
-        except (TypeError, ValueError) as error:
-            raise TypeError(f"The reward function {self.name!r} returned {value!r}: {error}") from None
+        return self.score_many([verdict])[0]
+
+    def score_many(self, verdicts: Sequence[Verdict]) -> list[RewardResult]:
+        name = self.combined.bundled
+        bundled = [self._bundled[name](v) for v in verdicts] if name is not None else None
+        if self.combined.is_bundled_only:
+            return bundled  # type: ignore[return-value]
+        replies = [{"helper": v.helper_reply, "main": v.main_reply} for v in verdicts]
+        replies = [{agent: r[agent] for agent in self.agents} for r in replies]
+        return self.combined.combine(bundled, replies, [reward_context(v) for v in verdicts])
 
 
-def _accepted_keywords(function: Callable[..., Any]) -> frozenset[str] | None:
-    """Names the function takes by keyword, or None when it takes ``**kwargs`` (or cannot be inspected)."""
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return frozenset(p.name for p in parameters if p.kind in kinds)
+def resolve_reward(spec: Any, team: str = "pair") -> CodingReward:
+    """``"levels"``, ``"execution"``, a function ``f(replies, context)`` or a weighted list of them."""
+    return CodingReward(spec, team)
 
 
-def _keywords(verdict: Verdict) -> Mapping[str, Any]:
+def UserReward(function: Callable[..., Any]) -> CodingReward:  # noqa: N802  (kept name of a former class)
+    """Deprecated: pass the function as ``reward=`` (see :mod:`llm_coop_envs.core.reward_fns`)."""
+    warnings.warn("UserReward is deprecated: pass the function as reward= (see llm_coop_envs.core.reward_fns).",
+                  DeprecationWarning, stacklevel=2)
+    return CodingReward(function)
+
+
+def reward_context(verdict: Verdict) -> Mapping[str, Any]:
+    """The ``context`` a reward function receives (its keys are listed in :mod:`llm_coop_envs.core.reward_fns`)."""
     program = verdict.program
-    return {
+    return MappingProxyType({
+        "task_id": verdict.problem.task_id,
         "problem": dict(verdict.problem.row),
         "helper_code": program.helper_code,
         "main_code": program.main_code,
@@ -209,4 +200,35 @@ def _keywords(verdict: Verdict) -> Mapping[str, Any]:
         "uses_helper": verdict.helper_use.calls_helper,
         "thin_wrapper": verdict.helper_use.thin_wrapper,
         "ignores_return": verdict.helper_use.ignores_return,
-    }
+    })
+
+
+LEGACY_KEYWORDS = frozenset({
+    "problem", "helper_code", "main_code", "program", "result", "helper_reply", "main_reply", "entry_point", "tests",
+    "syntax_error", "uses_helper", "thin_wrapper", "ignores_return",
+})
+"""The keywords of the old form ``f(*, problem, main_code, result, ...)``."""
+
+
+def legacy_keyword_reward(function: Callable[..., Any]) -> Callable[[Any, Mapping[str, Any]], Any] | None:
+    """The old keyword form adapted to ``f(replies, context)``; None when ``function`` has the new form.
+
+    The old form: a function that cannot take two positional arguments (``f(result, **kwargs)``,
+    ``f(**kwargs)``), or whose first two parameters include an old keyword (``f(problem, result)``,
+    ``f(result, scale=2.0)``), where ``(replies, context)`` would land."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    named = {p.name for p in parameters if p.kind in kinds}
+    first_two = {p.name for p in parameters[:2] if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    if takes_replies_and_context(function) and not first_two & LEGACY_KEYWORDS:
+        return None
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    wanted = LEGACY_KEYWORDS if takes_all else LEGACY_KEYWORDS & named
+
+    def adapted(replies: Any, context: Mapping[str, Any]) -> Any:
+        return function(**{key: context[key] for key in wanted})
+
+    return adapted

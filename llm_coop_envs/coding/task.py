@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,7 @@ class CodingTask:
         self,
         rows: Sequence[Mapping[str, Any]],
         *,
-        reward: str | Callable[..., Any] = "levels",
+        reward: Any = "levels",
         sandbox: SandboxConfig | None = None,
         protocol: str = "parallel",
         team: str = "pair",
@@ -77,17 +78,21 @@ class CodingTask:
     def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
         return self.evaluate_many([(index, replies)])[0]
 
-    def evaluate_many(self, items: Sequence[tuple[int, Mapping[str, str]]]) -> list[Evaluation]:
+    def evaluate_many(self, items: Sequence[tuple[int, Mapping[str, str]]],
+                      executor: Executor | None = None) -> list[Evaluation]:
         """``evaluate`` for many (index, replies) pairs at once: every program that needs the
         sandbox goes in one ``run_tests_batch`` call, which keeps the warm interpreters busy back
-        to back. Each program still runs on its own, so the results equal one ``evaluate`` each."""
+        to back. Each program still runs on its own, so the results equal one ``evaluate`` each.
+        ``executor`` is not needed (the sandbox batch already runs the programs side by side)."""
         plans = [self._pairs(index, replies) for index, replies in items]
         drafts = [[self._draft(index, h, m) for h, m in pairs] for (index, _), (pairs, _) in zip(items, plans)]
         results = iter(self._run([d.job for ds in drafts for d in ds if d.job is not None]))
+        verdicts = [[d.verdict(next(results) if d.job is not None else None) for d in ds] for ds in drafts]
+        rewards = iter(self.reward.score_many([v for vs in verdicts for v in vs]))  # one batch, paired runs too
         evaluations = []
-        for item_drafts, (_, owners) in zip(drafts, plans):
-            verdict, *paired = [d.verdict(next(results) if d.job is not None else None) for d in item_drafts]
-            evaluations.append(self._evaluation(verdict, dict(zip(owners, paired))))
+        for item_verdicts, (_, owners) in zip(verdicts, plans):
+            reward, *paired = [next(rewards) for _ in item_verdicts]
+            evaluations.append(self._evaluation(item_verdicts[0], reward, dict(zip(owners, paired))))
         return evaluations
 
     def _pairs(self, index: int, replies: Mapping[str, str]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -110,8 +115,7 @@ class CodingTask:
             return [run_tests(program, tests, entry_point, self.sandbox, context=context)]
         return run_tests_batch(jobs, self.sandbox) if jobs else []
 
-    def _evaluation(self, verdict: Verdict, paired: Mapping[str, Verdict]) -> Evaluation:
-        reward = self.reward(verdict)
+    def _evaluation(self, verdict: Verdict, reward: RewardResult, paired: Mapping[str, RewardResult]) -> Evaluation:
         return Evaluation(
             reward=reward,
             solved=verdict.result is not None and verdict.result.all_passed and verdict.program.main_defined,
@@ -120,14 +124,13 @@ class CodingTask:
             agent_rewards=self._agent_rewards(reward, paired),
         )
 
-    def _agent_rewards(self, joint: RewardResult, paired: Mapping[str, Verdict]) -> dict[str, RewardResult] | None:
+    def _agent_rewards(self, joint: RewardResult, paired: Mapping[str, RewardResult]) -> dict[str, RewardResult] | None:
         """Per-agent rewards (reference pairing where judged, structure credit otherwise); None when joint."""
         if self.reward_mode == "joint":
             return None
         if self.team == "single":
             return {agent: joint for agent in self.agents}
-        return {agent: own_share(self.reward(paired[agent]) if agent in paired else joint, agent)
-                for agent in self.agents}
+        return {agent: own_share(paired.get(agent, joint), agent) for agent in self.agents}
 
     def judge(self, index: int, helper_reply: str, main_reply: str) -> Verdict:
         """Parse, assemble, check and run one joint reply (everything but the reward)."""

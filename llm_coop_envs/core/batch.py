@@ -2,10 +2,12 @@
 
 A rollout steps G (or G^N) copies of one state, each with its own joint reply. Stepped one at a
 time, every copy pays a round trip to the sandbox and waits idle while its program runs; here the
-joint replies of all copies whose task scores batches (``evaluate_many``, e.g. the coding tasks)
-go to the task in one call, which hands them to the sandbox as one batch: each program still runs
-on its own, isolated, and the results equal one ``env.step`` each. Other envs are stepped as they
-are (on ``executor`` when one is given).
+joint replies of all copies whose task scores batches (``evaluate_many(items, executor)``: the
+coding and writing tasks) go to the task in one call. A coding task hands them to the sandbox as
+one batch: each program still runs on its own, isolated, and the results equal one ``env.step``
+each. Either task calls a batched reward function once for all of them
+(:mod:`llm_coop_envs.core.reward_fns`). Other envs are stepped as they are (on ``executor`` when
+one is given).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def step_many(envs: Sequence[Any], actions: Sequence[Mapping[str, str]],
             finishing.append(i)
         else:
             results[i] = envs[i]._advance_phase(envs[i]._episode, envs[i]._truncated())
-    evaluations = _evaluate(envs, finishing)
+    evaluations = _evaluate(envs, finishing, executor)
 
     def finish(i: int) -> StepResult:  # feedback, history, observations: as in env.step
         return envs[i]._finish_turn(envs[i]._episode, envs[i]._truncated(), evaluations[i])
@@ -56,15 +58,16 @@ def _batches(env: Any) -> bool:
     return isinstance(env, CoopEnv) and callable(getattr(env.task, "evaluate_many", None))
 
 
-def _evaluate(envs: list[CoopEnv], positions: list[int]) -> dict[int, Any]:
-    """One evaluate_many call per task object (copies of an env share their task)."""
+def _evaluate(envs: list[CoopEnv], positions: list[int], executor: Executor | None) -> dict[int, Any]:
+    """One evaluate_many call per task object (copies of an env share their task); the task may
+    use ``executor`` for work it does one reply at a time."""
     by_task: dict[int, list[int]] = {}
     for i in positions:
         by_task.setdefault(id(envs[i].task), []).append(i)
     evaluations = {}
     for group in by_task.values():
         task = envs[group[0]].task
-        for i, evaluation in zip(group, task.evaluate_many([envs[i]._joint_reply() for i in group])):
+        for i, evaluation in zip(group, task.evaluate_many([envs[i]._joint_reply() for i in group], executor)):
             evaluations[i] = evaluation
     return evaluations
 

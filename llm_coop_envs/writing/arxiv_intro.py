@@ -62,7 +62,7 @@ the tests score 5.0; a generic template pair 1.0.
 |---|---|---|
 | `split` | `"train"` | `"train"` (rows 0–905), `"test"` (rows 906–1131) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows with `abstract_text` (or `abstract`), optional `article_id` (or `id`) and `title` |
-| `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source` (the abstract), `title`, `subreddit` (empty), `reference` (None) |
+| `reward` | `"levels"` | or a function `f(replies, context)`, alone or in a weighted list with `"levels"`: see [Custom rewards](rewards.md) |
 | `reward_config` | `ARXIV_V2_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"coherence": 0.5}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |

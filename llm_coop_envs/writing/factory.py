@@ -13,7 +13,7 @@ from llm_coop_envs.writing.thresholds import LevelConfig, RewardWeights
 from llm_coop_envs.writing.grounding import Salience
 from llm_coop_envs.writing.items import Item, check_unique_ids
 from llm_coop_envs.writing.judge import JudgeConfig, WritingJudge
-from llm_coop_envs.writing.task import RewardCallable, WritingSpec, WritingTask
+from llm_coop_envs.writing.task import WritingSpec, WritingTask
 
 
 def make_writing_env(
@@ -24,7 +24,7 @@ def make_writing_env(
     *,
     split: str = "train",
     data_path: str | os.PathLike | None = None,
-    reward: str | RewardCallable = "levels",
+    reward: Any = "levels",
     reward_config: LevelConfig | None = None,
     reward_weights: RewardWeights | Mapping[str, float] | None = None,
     judge: WritingJudge | JudgeConfig | Mapping[str, Any] | None = None,

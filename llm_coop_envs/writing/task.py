@@ -2,17 +2,19 @@
 
 A :class:`WritingSpec` says what differs between them (roles, prompts, how rows become items,
 whether ROUGE against a reference is scored); the task holds the items, the level configuration
-and, optionally, a user's reward callable.
+and the resolved ``reward=`` (:mod:`llm_coop_envs.core.reward_fns`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 from llm_coop_envs.core import Evaluation, RewardResult
+from llm_coop_envs.core.reward_fns import RewardFn, resolve_reward
 from llm_coop_envs.writing.thresholds import LevelConfig
 from llm_coop_envs.writing.grounding import Salience, SourceProfile
 from llm_coop_envs.writing.items import Item
@@ -21,9 +23,8 @@ from llm_coop_envs.writing.reward import PairScore, PairTexts, gates_passed_by_r
 
 REWARD_MODES = ("joint", "per_agent")
 
-RewardCallable = Callable[[Mapping[str, str], Mapping[str, Any]], "float | RewardResult"]
-"""``reward(replies, example)``: replies maps each role to its text; example holds ``task_id``,
-``source``, ``title``, ``subreddit`` and ``reference`` (None when the row has none)."""
+RewardCallable = RewardFn
+"""``reward(replies, context)``, the one reward-function protocol (:mod:`llm_coop_envs.core.reward_fns`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +46,8 @@ class WritingTask:
     levels separate: ``rouge`` scores the first role's text only, so only the first role gets it; when
     the structure gates fail, a role whose own text passes them (word count, not degenerate, prose, not
     copied) keeps the structure credit of passed gates (0.5 × the structure weight) instead of 0. Every
-    other level judges the two texts together and is shared. A custom reward callable is shared whole.
+    other level judges the two texts together and is shared. Any reward but the plain ``"levels"`` (a
+    function of the user's, a weighted list) is shared whole.
     """
 
     def __init__(
@@ -53,13 +55,11 @@ class WritingTask:
         spec: WritingSpec,
         items: tuple[Item, ...],
         config: LevelConfig,
-        reward: str | RewardCallable = "levels",
+        reward: Any = "levels",
         salience: Salience | None = None,
         judge: WritingJudge | None = None,
         reward_mode: str = "joint",
     ) -> None:
-        if reward != "levels" and not callable(reward):
-            raise ValueError(f"reward must be 'levels' or a callable reward(replies, example), got {reward!r}.")
         if not items:
             raise ValueError(f"The {spec.name} task needs at least one problem.")
         if reward_mode not in REWARD_MODES:
@@ -69,12 +69,12 @@ class WritingTask:
         self.agents = spec.agents
         self.items = items
         self.config = config
-        self.reward = reward
         self.salience = salience if salience is not None else Salience.from_sources(item.source for item in items)
         """Word weights for grounding: from every row of the data file when built by the env factory."""
         self._profiles: dict[int, SourceProfile] = {}
         self.judge = judge
         """Off (None) by default; when set, the reward has a ``judge`` component."""
+        self.reward = resolve_reward(reward, {"levels": self.component_names()})
 
     def __len__(self) -> int:
         return len(self.items)
@@ -86,7 +86,7 @@ class WritingTask:
         return self.spec.prompts[agent](self.items[index], self.config)
 
     def example(self, index: int) -> Mapping[str, Any]:
-        """What a custom reward callable receives besides the replies."""
+        """The ``context`` a reward function receives besides the replies."""
         item = self.items[index]
         return types.MappingProxyType(
             {"task_id": item.id, "source": item.source, "title": item.title, "subreddit": item.subreddit, "reference": item.reference}
@@ -128,10 +128,30 @@ class WritingTask:
         return sum(getattr(self.config.weights, name) for name in self.component_names())
 
     def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
+        return self.evaluate_many([(index, replies)])[0]
+
+    def evaluate_many(self, items: Sequence[tuple[int, Mapping[str, str]]],
+                      executor: Executor | None = None) -> list[Evaluation]:
+        """``evaluate`` for many (index, replies) pairs: the levels (and judge calls) one pair at a
+        time, on ``executor`` when given; the reward functions in one batch."""
+        def judge_one(item: tuple[int, Mapping[str, str]]) -> tuple[PairScore, Grades | None]:
+            return self._judged(*item)
+
+        judged = list(map(judge_one, items) if executor is None or len(items) < 2 else executor.map(judge_one, items))
+        levels = [self.level_reward(score, grades) for score, grades in judged]
+        rewards = levels
+        if not self.reward.is_bundled_only:
+            bundled = levels if self.reward.bundled is not None else None
+            rewards = self.reward.combine(bundled, [r for _, r in items], [self.example(i) for i, _ in items])
+        return [self._evaluation(index, replies, score, grades, level, reward)
+                for (index, replies), (score, grades), level, reward in zip(items, judged, levels, rewards)]
+
+    def _judged(self, index: int, replies: Mapping[str, str]) -> tuple[PairScore, Grades | None]:
         score = self.score(index, replies)
-        grades = self.grade(index, replies, score)
-        levels_reward = self.level_reward(score, grades)
-        reward = levels_reward if self.reward == "levels" else self._custom_reward(index, replies)
+        return score, self.grade(index, replies, score)
+
+    def _evaluation(self, index: int, replies: Mapping[str, str], score: PairScore, grades: Grades | None,
+                    levels_reward: RewardResult, reward: RewardResult) -> Evaluation:
         details = {
             "levels": {o.name: {"score": round(o.score, 4), "passed": o.passed} for o in score.levels},
             "metrics": score.metrics,
@@ -148,7 +168,7 @@ class WritingTask:
         """Each role's own reward (see the class docstring); None under the joint reward."""
         if self.reward_mode == "joint":
             return None
-        if self.reward != "levels":
+        if not self.reward.is_bundled_only:
             return dict.fromkeys(self.agents, reward)
         own_gates = dict.fromkeys(self.agents, True)
         if not score.gates_passed:
@@ -164,15 +184,6 @@ class WritingTask:
                 components["structure"] = 0.5 * self.config.weights.structure
             rewards[agent] = RewardResult.from_components(components)
         return rewards
-
-    def _custom_reward(self, index: int, replies: Mapping[str, str]) -> RewardResult:
-        try:
-            value = self.reward(types.MappingProxyType(dict(replies)), self.example(index))
-        except Exception as error:
-            raise RuntimeError(
-                f"The custom reward callable raised {type(error).__name__} on task {self.task_id(index)!r}: {error}"
-            ) from error
-        return RewardResult.coerce(value)
 
     def _feedback(self, score: PairScore, reward: RewardResult, grades: Grades | None = None) -> str:
         lines = [f"Level reward {reward.total:.2f} of {self.max_reward():.2f}."]

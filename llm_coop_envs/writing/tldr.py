@@ -64,7 +64,7 @@ TL;DR and a faithful detailed summary) scores 5.4–6.0; a generic template pair
 |---|---|---|
 | `split` | `"train"` | `"train"` (rows 0–399), `"test"` (rows 400–499) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows: `post` (+ `title`, `subreddit`, `summary`, `id`) or the Hub layout `prompt`/`completion` |
-| `reward` | `"levels"` | or a callable `reward(replies, example)` returning a number or a `RewardResult`; `example` has `task_id`, `source`, `title`, `subreddit`, `reference` |
+| `reward` | `"levels"` | or a function `f(replies, context)`, alone or in a weighted list with `"levels"`: see [Custom rewards](rewards.md) |
 | `reward_config` | `TLDR_V2_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"rouge": 0.0}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |

@@ -144,26 +144,28 @@ def test_execution_reward():
     assert task.evaluate(0, {"helper": "", "main": ""}).reward.total == 0.0
 
 
-def test_user_reward_callable_gets_only_the_keywords_it_names():
+def test_old_keyword_reward_gets_only_the_keywords_it_names():
     seen = {}
 
     def passed_tests(problem, main_code, result):
         seen.update(problem=problem, main_code=main_code)
         return float(result.passed) if result is not None else -1.0
 
-    task = CodingTask(rows(), reward=passed_tests)
+    with pytest.warns(DeprecationWarning, match="def passed_tests\\(replies, context\\)"):
+        task = CodingTask(rows(), reward=passed_tests)
     evaluation = task.evaluate(0, {"helper": HELPER_SUM, "main": MAIN_USES})
     assert evaluation.reward.total == 4.0 and dict(evaluation.reward.components) == {"custom": 4.0}
     assert seen["problem"]["task_id"] == "Toy/0" and seen["main_code"].startswith("def add_then_double")
     assert task.evaluate(0, {"helper": "", "main": "nothing"}).reward.total == -1.0
 
 
-def test_user_reward_callable_with_kwargs_may_return_components():
+def test_old_keyword_reward_with_kwargs_may_return_components():
     def shaped(**kwargs):
         assert {"program", "helper_code", "result", "uses_helper", "tests"} <= set(kwargs)
         return RewardResult.from_components({"uses": float(kwargs["uses_helper"]), "size": -0.001 * len(kwargs["program"])})
 
-    evaluation = CodingTask(rows(), reward=shaped).evaluate(0, {"helper": HELPER_SUM, "main": MAIN_USES})
+    with pytest.warns(DeprecationWarning):
+        evaluation = CodingTask(rows(), reward=shaped).evaluate(0, {"helper": HELPER_SUM, "main": MAIN_USES})
     assert set(evaluation.reward.components) == {"uses", "size"}
     assert evaluation.solved
 
@@ -174,7 +176,7 @@ def test_bad_reward_and_sandbox_arguments_say_how_to_fix_them():
     with pytest.raises(TypeError, match="SandboxConfig"):
         CodingTask(rows(), sandbox={"timeout_s": 1})
     with pytest.raises(TypeError, match="returned"):
-        CodingTask(rows(), reward=lambda **_: "high").evaluate(0, {"helper": "", "main": ""})
+        CodingTask(rows(), reward=lambda replies, context: "high").evaluate(0, {"helper": "", "main": ""})
 
 
 def test_feedback_names_each_agents_part_and_details_are_json(task):

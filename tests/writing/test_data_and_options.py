@@ -100,9 +100,9 @@ def test_custom_reward_may_return_components_and_errors_name_the_task():
     assert rewards["method"] == 3.0
     broken = llm_coop_envs.make("arxiv_intro-v0", split="test", reward=lambda r, e: 1 / 0)
     broken.reset(seed=0, options={"index": 0})
-    with pytest.raises(RuntimeError, match="custom reward callable raised ZeroDivisionError on task"):
+    with pytest.raises(RuntimeError, match="reward function '<lambda>' raised ZeroDivisionError on task"):
         broken.step({"background": "x", "method": "y"})
-    with pytest.raises(ValueError, match="'levels' or a callable"):
+    with pytest.raises(ValueError, match="use 'levels', a function f"):
         llm_coop_envs.make("tldr-v0", reward="rouge")
 
 
