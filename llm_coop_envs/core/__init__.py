@@ -2,7 +2,11 @@
 
 from llm_coop_envs.core.env import CoopEnv
 from llm_coop_envs.core.reward import RewardResult
+from llm_coop_envs.core.runner import EpisodeResult, Request, Step, run_episode, run_episodes
 from llm_coop_envs.core.spaces import UnicodeText
 from llm_coop_envs.core.task import Evaluation, Task
 
-__all__ = ["CoopEnv", "Evaluation", "RewardResult", "Task", "UnicodeText"]
+__all__ = [
+    "CoopEnv", "EpisodeResult", "Evaluation", "Request", "RewardResult", "Step", "Task", "UnicodeText",
+    "run_episode", "run_episodes",
+]
