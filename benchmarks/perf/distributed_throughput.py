@@ -1,4 +1,4 @@
-"""``python -m benchmarks.distributed_throughput``: training problems per second with 1 and 2 processes.
+"""``python -m benchmarks.perf.distributed_throughput``: training problems per second with 1 and 2 processes.
 
 Trains MAGRPO on ``coop_basics-v0`` (embedded suite, no download but the model) for a few steps, once
 per process count, each process launched as users launch it (``accelerate launch`` with
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "distributed_throughput.md"
 DDP_CONFIG = ROOT / "configs" / "accelerate" / "ddp_one_node.yaml"
 
@@ -64,7 +64,7 @@ def report(results: list[dict], args: argparse.Namespace, load_before: str, load
     base = results[0]["problems_per_s"]
     lines = [
         "# Training throughput: 1 vs 2 processes (CPU)", "",
-        f"Command: `python -m benchmarks.distributed_throughput {shlex.join(sys.argv[1:])}`  ",
+        f"Command: `python -m benchmarks.perf.distributed_throughput {shlex.join(sys.argv[1:])}`  ",
         f"Model `{args.model}`, coop_basics-v0, MAGRPO, G=4, {args.max_new_tokens} new tokens at most, "
         f"{args.problems_per_step} problem(s) per step per process, {args.steps} steps (first not timed).  ",
         f"Machine: {platform.processor() or platform.machine()}, {len(os.sched_getaffinity(0))} usable cores, "
