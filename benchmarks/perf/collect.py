@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.evaluate import machine_info
+from benchmarks.machine import machine_info
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 BENCHMARKS = {

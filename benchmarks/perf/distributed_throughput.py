@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.machine import uptime
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "distributed_throughput.md"
 DDP_CONFIG = ROOT / "configs" / "accelerate" / "ddp_one_node.yaml"
@@ -79,10 +81,6 @@ def report(results: list[dict], args: argparse.Namespace, load_before: str, load
     return "\n".join(lines) + "\n"
 
 
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct from the cache) or a path")
@@ -94,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.steps < 2:
         parser.error("--steps must be >= 2 (the first step is a warm-up)")
-    load_before = _uptime()
+    load_before = uptime()
     with tempfile.TemporaryDirectory() as folder:
         results = []
         for processes in args.processes:
@@ -102,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(measure(processes, args, Path(folder)))
             print(f"{processes} process(es): {results[-1]['problems_per_s']:.3f} problems/s "
                   f"({time.perf_counter() - started:.0f} s wall)", flush=True)
-    text = report(results, args, load_before, _uptime())
+    text = report(results, args, load_before, uptime())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(text)
