@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -51,9 +52,10 @@ class EvalResult:
 def evaluate(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: int) -> EvalResult:
     """Play problems 0..n-1 of ``env`` once each, greedily (temperature 0), all problems batched."""
     indices = _available_problems(env, cfg.seed, problems)
-    episodes = run_episodes([copy.deepcopy(env) for _ in indices], _greedy_policy(backend, cfg),
-                            seeds=[cfg.seed] * len(indices), options=[{"index": i} for i in indices],
-                            max_steps=MAX_EPISODE_STEPS)
+    with ThreadPoolExecutor(max_workers=8) as pool:  # steps the envs whose task does not batch its scoring
+        episodes = run_episodes([copy.deepcopy(env) for _ in indices], _greedy_policy(backend, cfg),
+                                seeds=[cfg.seed] * len(indices), options=[{"index": i} for i in indices],
+                                max_steps=MAX_EPISODE_STEPS, executor=pool)
     records = tuple(_record(episode) for episode in episodes)
     tests = [r["tests_passed"] for r in records if r["tests_passed"] is not None]
     uses = [r["uses_helper"] for r in records if r["uses_helper"] is not None]
