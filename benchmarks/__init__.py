@@ -6,5 +6,9 @@
 - :mod:`benchmarks.reporting`: markdown tables, JSON and PNG plots.
 - :mod:`benchmarks.learning`: ``llm-coop bench``, algorithms x seeds at an equal budget with
   bootstrap confidence intervals and learning curves.
-- ``llm-coop eval`` (:func:`benchmarks.cli.eval_command`) and ``python -m benchmarks.perf``.
+- :mod:`benchmarks.perf`: performance benchmarks (``python -m benchmarks.perf``).
+- :mod:`benchmarks.writing`: studies of the writing reward on real text.
+- ``llm-coop eval`` (:func:`benchmarks.cli.eval_command`, :func:`benchmarks.evaluate.evaluate`).
+
+``benchmarks/README.md`` lists each folder with the command that runs it.
 """

@@ -19,7 +19,6 @@ The defaults here are the command line's: :class:`EvalConfig`'s field defaults a
 from __future__ import annotations
 
 import dataclasses
-import platform
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +29,7 @@ import llm_coop_envs
 from benchmarks.annotate import annotate
 from benchmarks.baselines.episodes import Team, run_method
 from benchmarks.baselines.methods import Method
+from benchmarks.machine import machine_info
 from benchmarks.metrics.pass_at_k import DEFAULT_KS
 from benchmarks.records import EpisodeRecord
 from benchmarks.summary import summarize
@@ -220,15 +220,3 @@ def _check_labels(entries: Sequence[Entry]) -> None:
 def _config_dict(config: EvalConfig) -> dict[str, Any]:
     data = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     return data | {"env_kwargs": dict(config.env_kwargs), "ks": list(config.ks), "task_ids": list(config.task_ids)}
-
-
-def machine_info() -> dict[str, Any]:
-    """Where the numbers were measured, for the results files."""
-    import os
-
-    return {
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "processor": platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-    }

@@ -1,7 +1,8 @@
 """Greedy evaluation of the agents on held-out problems: final reward, pass rate, tests, cooperation.
 
 The trainer runs it at step 0, every ``eval_every`` steps and after the last step, on the held-out env
-of :func:`make_eval_env` (or ``Trainer(eval_env=...)``); never on the training problems.
+of :func:`make_eval_env` (or ``Trainer(eval_env=...)``); never on the training problems. The episodes
+are played by :func:`llm_coop_envs.core.runner.run_episodes`, with a greedy policy over the backend.
 """
 
 from __future__ import annotations
@@ -9,13 +10,18 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
+from llm_coop_envs.core.runner import EpisodeResult, Request, run_episodes
 from trainers.config import TrainConfig
 from trainers.generation.base import GenerationBackend, GenerationRequest
-from trainers.rollout import JointSample, Node, grow_trees, root_node
+from trainers.rollout import tests_share
+
+MAX_EPISODE_STEPS = 64
+"""A cap on an evaluation episode's env steps (the rollouts' tree depth cap)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,50 +51,55 @@ class EvalResult:
 
 def evaluate(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: int) -> EvalResult:
     """Play problems 0..n-1 of ``env`` once each, greedily (temperature 0), all problems batched."""
-    roots = []
-    for index in range(problems):
-        try:
-            roots.append(root_node(copy.deepcopy(env), seed=cfg.seed, options={"index": index}))
-        except IndexError:
-            break  # the split has fewer problems than asked for
-    sampler = _greedy_sampler(backend, cfg)
-    grow_trees(roots, sampler, group_size=1, joint_mode="aligned", gamma=1.0, max_depth=64)
-    records = tuple(_record(root.task_id, _final_sample(root)) for root in roots)
+    indices = _available_problems(env, cfg.seed, problems)
+    with ThreadPoolExecutor(max_workers=8) as pool:  # steps the envs whose task does not batch its scoring
+        episodes = run_episodes([copy.deepcopy(env) for _ in indices], _greedy_policy(backend, cfg),
+                                seeds=[cfg.seed] * len(indices), options=[{"index": i} for i in indices],
+                                max_steps=MAX_EPISODE_STEPS, executor=pool)
+    records = tuple(_record(episode) for episode in episodes)
     tests = [r["tests_passed"] for r in records if r["tests_passed"] is not None]
     uses = [r["uses_helper"] for r in records if r["uses_helper"] is not None]
     return EvalResult(
         reward=float(np.mean([r["reward"] for r in records])) if records else 0.0,
         pass_rate=float(np.mean([r["solved"] for r in records])) if records else 0.0,
         problems=len(records),
-        task_ids=tuple(root.task_id for root in roots),
+        task_ids=tuple(episode.task_id for episode in episodes),
         tests_passed=float(np.mean(tests)) if tests and len(tests) == len(records) else None,
         coop_rate=float(np.mean(uses)) if uses and len(uses) == len(records) else None,
         records=records,
     )
 
 
-def _record(task_id: str, sample: JointSample) -> dict[str, Any]:
-    uses = sample.components.get("uses_helper")
+def _available_problems(env: Any, seed: int, problems: int) -> list[int]:
+    """Indices 0..problems-1, fewer when the split has fewer problems (its reset says so)."""
+    for index in range(problems):
+        try:
+            copy.deepcopy(env).reset(seed=seed, options={"index": index})
+        except IndexError:
+            return list(range(index))
+    return list(range(problems))
+
+
+def _record(episode: EpisodeResult) -> dict[str, Any]:
+    final = episode.final
+    info = final.info if final is not None else {}
+    uses = info.get("reward_components", {}).get("uses_helper")
     return {
-        "task_id": task_id, "reward": sample.reward, "solved": bool(sample.solved),
-        "tests_passed": sample.tests_passed,  # infos' details passed/total (the levels reward's ``tests``)
-        "uses_helper": None if uses is None else bool(uses > 0),
+        "task_id": episode.task_id, "reward": final.joint_reward if final is not None else 0.0,
+        "solved": bool(info.get("solved", False)),
+        "tests_passed": tests_share(info),  # infos' details passed/total (the levels reward's ``tests``)
+        "uses_helper": None if uses is None else bool(float(uses) > 0),
     }
 
 
-def _greedy_sampler(backend: GenerationBackend, cfg: TrainConfig):
-    def sample(requests: Sequence[tuple[str, str]], n: int):
-        settings = {a: dataclasses.replace(cfg.sampling_for(a), temperature=0.0) for a, _ in requests}
-        return backend.generate([GenerationRequest(a, obs, n, settings[a]) for a, obs in requests])
+def _greedy_policy(backend: GenerationBackend, cfg: TrainConfig):
+    """One greedy completion per request, all requests of a step in one ``generate`` call."""
+    def answer(requests: Sequence[Request]):
+        settings = {r.agent: dataclasses.replace(cfg.sampling_for(r.agent), temperature=0.0) for r in requests}
+        completions = backend.generate([GenerationRequest(r.agent, r.observation, 1, settings[r.agent]) for r in requests])
+        return [c[0] for c in completions]
 
-    return sample
-
-
-def _final_sample(node: Node) -> JointSample:
-    sample = node.samples[0]
-    while sample.child is not None and sample.child.samples:
-        sample = sample.child.samples[0]
-    return sample
+    return answer
 
 
 def make_eval_env(cfg: TrainConfig) -> Any:

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from llm_coop_envs import step_many
+from llm_coop_envs.core.runner import joint_reward
 from trainers.generation.base import Completion
 
 
@@ -284,20 +285,22 @@ def _record(sample: JointSample, rewards: Mapping[str, float], infos: Mapping[st
     sample.agent_rewards = {agent: float(value) for agent, value in rewards.items()}
     sample.infos = {agent: dict(info) for agent, info in infos.items()}
     info = next(iter(infos.values()), {})
-    # The joint reward: the env's own when it reports one (per-agent reward modes), else the agents'
-    # mean, which is the joint reward itself when every agent gets the same.
-    joint = info.get("joint_reward")
-    mean = float(np.mean(list(rewards.values()))) if rewards else 0.0
-    sample.reward = float(joint) if isinstance(joint, (int, float)) and not isinstance(joint, bool) else mean
+    sample.reward = joint_reward(rewards, info)
     sample.components = {k: float(v) for k, v in dict(info.get("reward_components", {})).items()}
     sample.solved = bool(info.get("solved", False))
     turn = info.get("turn")
     if sample.solved and node.horizon is not None and isinstance(turn, int):
         sample.skipped_turns = max(node.horizon - turn, 0)
         sample.levels_per_turn = node.levels_per_turn
+    sample.tests_passed = tests_share(info)
+
+
+def tests_share(info: Mapping[str, Any]) -> float | None:
+    """Share of the problem's tests that passed, from an ``infos`` entry's ``details`` (None: no tests)."""
     details = info.get("details") or {}
     if isinstance(details, Mapping) and details.get("total"):
-        sample.tests_passed = float(details.get("passed", 0)) / float(details["total"])
+        return float(details.get("passed", 0)) / float(details["total"])
+    return None
 
 
 def grow_trees(

@@ -1,8 +1,12 @@
 """Run many episodes of one method in lockstep, so each agent's generator sees one batch per step.
 
-Episodes (problems × samples) advance together: at each step every live episode's active agents
-are gathered per role, one generator call answers each role, then the env copies are stepped in a
-thread pool (the sandbox runs tests in separate processes, so steps overlap).
+The episodes are played by the env package's runner (:func:`llm_coop_envs.core.runner.run_episodes`):
+episodes (problems × samples) advance together, and at each step the runner asks one batched policy
+for every live episode's acting agents. The policy here is the team (:func:`team_policy`): it
+answers each role's requests with one call to that role's generator. A method that lets only the
+last role speak (``solo``) is the team behind :func:`solo_policy`. The env copies are stepped in a
+thread pool (the sandbox runs tests in separate processes, so steps overlap), and an env that raises
+costs its own episode only.
 """
 
 from __future__ import annotations
@@ -18,18 +22,18 @@ from benchmarks.baselines.generator import Reply, ReplyGenerator
 from benchmarks.baselines.methods import Method
 from benchmarks.baselines.prompts import single_agent_prompt
 from benchmarks.records import EpisodeRecord, test_counts
+from llm_coop_envs.core.runner import BatchPolicy, EpisodeResult, Request, run_episodes
 
 Team = Mapping[str, ReplyGenerator]
 
 
-@dataclasses.dataclass
-class _Live:
-    """An episode in progress."""
+@dataclasses.dataclass(frozen=True)
+class ServedReply:
+    """A generated reply and the seconds of the generator call that served it (its batch's wall time)."""
 
-    env: Any
-    record: EpisodeRecord
-    observations: dict[str, str]
-    infos: dict[str, dict]
+    text: str
+    tokens: int
+    seconds: float
 
 
 def run_method(
@@ -44,69 +48,60 @@ def run_method(
     on_done: Callable[[EpisodeRecord], None] | None = None,
 ) -> list[EpisodeRecord]:
     """Play ``(task_id, sample)`` jobs of ``method`` on copies of ``env`` (made with the method's options)."""
+    policy = team_policy(team, env.possible_agents)
+    if method.solo:
+        policy = solo_policy(policy, env.task, env.possible_agents[-1])
     records: list[EpisodeRecord] = []
     with ThreadPoolExecutor(max_workers=env_workers) as pool:
         for start in range(0, len(jobs), batch_size):
             chunk = jobs[start : start + batch_size]
-            for record in _run_chunk(env, method, team, chunk, pool, seed):
+            episodes = run_episodes(
+                [copy.deepcopy(env) for _ in chunk], policy, seeds=[seed + sample for _, sample in chunk],
+                options=[{"task_id": task_id} for task_id, _ in chunk], executor=pool, errors="record",
+            )
+            for (_, sample), episode in zip(chunk, episodes):
+                record = episode_record(method.name, sample, episode, env.possible_agents)
                 records.append(record)
                 if on_done is not None:
                     on_done(record)
     return records
 
 
-def _run_chunk(env, method: Method, team: Team, chunk, pool, seed: int) -> list[EpisodeRecord]:
-    episodes = [_start(env, method, task_id, sample, seed) for task_id, sample in chunk]
-    live = list(episodes)
-    while live:
-        actions, step_latency, step_tokens = _act(live, method, team, env.possible_agents)
-        list(pool.map(_step, live, actions))
-        for episode, latency, tokens in zip(live, step_latency, step_tokens):
-            episode.record.latency_s += latency
-            episode.record.critical_tokens += tokens
-        live = [e for e in live if e.env.agents]
-    return [e.record for e in episodes]
+def team_policy(team: Team, roles: Sequence[str]) -> BatchPolicy:
+    """A batched policy over a team: one call to each role's generator per step, roles in order."""
+    def answer(requests: Sequence[Request]) -> list[ServedReply]:
+        replies: list[ServedReply | None] = [None] * len(requests)
+        for role in roles:
+            waiting = [i for i, r in enumerate(requests) if r.agent == role]
+            if waiting:
+                served, seconds = _generate(team, role, [requests[i].observation for i in waiting])
+                for i, reply in zip(waiting, served):
+                    replies[i] = ServedReply(reply.text, reply.tokens, seconds)
+        return replies
+
+    return answer
 
 
-def _start(env, method: Method, task_id: str, sample: int, seed: int) -> _Live:
-    branch = copy.deepcopy(env)
-    observations, infos = branch.reset(seed=seed + sample, options={"task_id": task_id})
-    record = EpisodeRecord(method=method.name, task_id=str(infos[branch.possible_agents[0]]["task_id"]), sample=sample)
-    record.replies = dict.fromkeys(branch.possible_agents, "")
-    if method.solo:
-        last = branch.possible_agents[-1]
-        index = _index_of(branch.task, record.task_id)
-        observations[last] = single_agent_prompt(branch.task, index, observations[last])
-    return _Live(branch, record, observations, infos)
+def solo_policy(team: BatchPolicy, task: Any, speaker: str) -> BatchPolicy:
+    """Only ``speaker`` generates, shown the task's single-agent prompt on the first turn; the others
+    reply '' without a generator call."""
+    def answer(requests: Sequence[Request]) -> list[ServedReply]:
+        speaking = [_single_prompt(r, task) for r in requests if r.agent == speaker]
+        served = iter(team(speaking) if speaking else [])
+        return [next(served) if r.agent == speaker else ServedReply("", 0, 0.0) for r in requests]
+
+    return answer
+
+
+def _single_prompt(request: Request, task: Any) -> Request:
+    if request.info.get("turn", 1) != 1:
+        return request
+    index = _index_of(task, str(request.info["task_id"]))
+    return dataclasses.replace(request, observation=single_agent_prompt(task, index, request.observation))
 
 
 def _index_of(task: Any, task_id: str) -> int:
     return next(i for i in range(len(task)) if task.task_id(i) == task_id)
-
-
-def _active(episode: _Live) -> list[str]:
-    return [a for a in episode.env.agents if episode.infos.get(a, {}).get("active", True)]
-
-
-def _act(live: list[_Live], method: Method, team: Team, roles: Sequence[str]):
-    """One generator call per role over all live episodes; returns actions and critical-path costs."""
-    actions: list[dict[str, str]] = [{} for _ in live]
-    latency = [0.0] * len(live)
-    tokens = [0] * len(live)
-    for role in roles:
-        waiting = [i for i, e in enumerate(live) if role in _active(e)]
-        if not waiting:
-            continue
-        speaks = not method.solo or role == roles[-1]
-        replies, seconds = _generate(team, role, [live[i].observations[role] for i in waiting]) if speaks else ([], 0.0)
-        for position, i in enumerate(waiting):
-            reply = replies[position] if speaks else Reply("", 0)
-            actions[i][role] = reply.text
-            live[i].record.replies[role] = reply.text
-            live[i].record.tokens += reply.tokens
-            tokens[i] = max(tokens[i], reply.tokens)
-            latency[i] = max(latency[i], seconds)
-    return actions, latency, tokens
 
 
 def _generate(team: Team, role: str, prompts: list[str]) -> tuple[list[Reply], float]:
@@ -122,20 +117,23 @@ def _generate(team: Team, role: str, prompts: list[str]) -> tuple[list[Reply], f
     return [r if isinstance(r, Reply) else Reply(str(r), 0) for r in replies], seconds
 
 
-def _step(episode: _Live, actions: dict[str, str]) -> None:
-    record = episode.record
-    try:
-        observations, rewards, _, _, infos = episode.env.step(actions)
-    except Exception as error:  # an env bug costs this episode, not the whole evaluation
-        record.error = f"{type(error).__name__}: {error}"
-        episode.env.agents = []
-        return
-    episode.observations, episode.infos = observations, infos
-    acted = next(iter(actions))
-    record.episode_return += float(rewards.get(acted, 0.0))
-    info = infos.get(acted, {})
-    if "reward_components" in info:  # a turn ended: this is the joint reply's verdict so far
-        _read_verdict(record, float(rewards.get(acted, 0.0)), info)
+def episode_record(method: str, sample: int, episode: EpisodeResult, roles: Sequence[str]) -> EpisodeRecord:
+    """The results files' record of a played episode: last replies, costs, and the last verdict."""
+    record = EpisodeRecord(method=method, task_id=episode.task_id, sample=sample, error=episode.error)
+    record.replies = dict.fromkeys(roles, "")
+    for step in episode.steps:
+        replies = step.replies.values()
+        record.replies |= {agent: reply.text for agent, reply in step.replies.items()}
+        record.tokens += sum(r.tokens for r in replies)
+        record.critical_tokens += max((r.tokens for r in replies), default=0)
+        record.latency_s += max((r.seconds for r in replies), default=0.0)
+        acted = next(iter(step.replies), None)
+        reward = float(step.rewards.get(acted, 0.0))
+        record.episode_return += reward
+        info = step.infos.get(acted, {})
+        if "reward_components" in info:  # a turn ended: this is the joint reply's verdict so far
+            _read_verdict(record, reward, info)
+    return record
 
 
 def _read_verdict(record: EpisodeRecord, reward: float, info: Mapping[str, Any]) -> None:

@@ -15,7 +15,6 @@ import os
 import platform
 import shlex
 import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 from benchmarks.learning.plan import (
     DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, plan, teams_of, train_command,
 )
+from benchmarks.machine import uptime
 
 META_FILE = "bench.json"
 # Settings that must match for a runs folder to be resumed: anything else would mix two experiments.
@@ -99,7 +99,7 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
     meta["teams"] = check_algorithms(meta["algorithms"])
     # Every invocation that trained is kept, with the machine's load around it: a resumed benchmark
     # ran in several sessions, under whatever load each one had.
-    meta["sessions"].append({"command": "llm-coop bench " + shlex.join(list(argv)), "uptime_start": _uptime()})
+    meta["sessions"].append({"command": "llm-coop bench " + shlex.join(list(argv)), "uptime_start": uptime()})
     return meta
 
 
@@ -113,7 +113,7 @@ def _train(meta: dict[str, Any], runs_dir: Path, args: argparse.Namespace) -> No
     _save_meta(meta, runs_dir)
     timeout = args.timeout_min * 60 if args.timeout_min else None
     run_all(specs, commands, runs_dir, timeout_s=timeout, quiet=args.quiet)
-    meta["sessions"][-1]["uptime_end"] = _uptime()
+    meta["sessions"][-1]["uptime_end"] = uptime()
     _save_meta(meta, runs_dir)
 
 
@@ -164,13 +164,6 @@ def machine() -> dict[str, Any]:
         names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if line.startswith("model name")]
         cpu = names[0] if names else cpu
     return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version()}
-
-
-def _uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _version() -> str:

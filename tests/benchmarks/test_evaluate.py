@@ -155,3 +155,33 @@ def test_cooperation_is_read_from_the_code_the_env_ran():
     # the env keeps the helper's aux and drops main's copy: the record holds the code that ran
     assert "def aux" in episode["code"]["helper"] and "def aux" not in episode["code"]["main"]
     assert episode["solved"] and episode["cooperates"] is True
+
+
+def test_a_discussion_episode_records_what_a_reset_step_loop_sees():
+    """The baselines play through the env package's runner; the record equals a plain loop's reading."""
+    import llm_coop_envs
+    from benchmarks.baselines.episodes import run_method
+
+    helper = "```python\ndef aux(count):\n    return count * 3\n```"
+    wrong = "```python\ndef total_ticket_cost(counts):\n    return sum(counts)\n```"
+    right = "```python\ndef total_ticket_cost(counts):\n    return sum(aux(c) for c in counts)\n```"
+
+    def script(prompt, agent):
+        return helper if agent == "helper" else right if "--- Turn 2" in prompt else wrong
+
+    method = get_method("discussion")
+    env = llm_coop_envs.make("coop_basics-v0", split="test", tier=1, **method.env_overrides)
+    generator = ScriptedGenerator(script)
+    [record] = run_method(env, method, {"helper": generator, "main": generator}, [("coop_basics/t1/ticket_cost", 0)])
+
+    observations, _ = env.reset(seed=0, options={"task_id": "coop_basics/t1/ticket_cost"})
+    rewards_seen, tokens = [], 0
+    while env.agents:
+        actions = {agent: script(observations[agent], agent) for agent in env.agents}
+        tokens += sum(len(text.split()) for text in actions.values())
+        observations, rewards, _, _, infos = env.step(actions)
+        rewards_seen.append(rewards["helper"])
+    assert record.turns == 2 and record.reward == rewards_seen[-1] and record.episode_return == sum(rewards_seen)
+    assert record.solved == infos["helper"]["solved"] is True and record.tests_passed == record.tests_total > 0
+    assert record.replies == {"helper": helper, "main": right} and record.tokens == tokens and record.error == ""
+    assert generator.calls == [("helper", 1), ("main", 1)] * 2

@@ -1,7 +1,7 @@
-"""The env.step profile (``sandbox_throughput.py --profile``) runs end to end on a few problems."""
+"""The env.step profile (``benchmarks/perf/sandbox_throughput.py --profile``) runs end to end on a few problems."""
 
-from benchmarks.sandbox_profile import profile_env_step
-from benchmarks.sandbox_throughput import TRIVIAL_HELPER
+from benchmarks.perf.sandbox_profile import profile_env_step
+from benchmarks.perf.sandbox_throughput import TRIVIAL_HELPER
 
 
 def test_the_profile_tables_cover_the_host_and_every_sandbox_phase():

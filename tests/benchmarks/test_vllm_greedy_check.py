@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 
-from benchmarks import vllm_greedy_check  # noqa: E402
+from benchmarks.perf import vllm_greedy_check  # noqa: E402
 from tests.trainers.conftest import build_model, build_tokenizer  # noqa: E402
 from tests.trainers.vllm_standins import fake_vllm_modules  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 A probe is what a policy searching for reward could write instead of a faithful pair. Each takes a
 :class:`Case` (the genuine pair and the source it was written for, plus another problem's genuine
-pair) and returns the two texts in role order. The benchmark ``benchmarks/writing_probes.py`` prints
+pair) and returns the two texts in role order. The benchmark ``benchmarks/writing/probes.py`` prints
 the table of probes x mean score that the docs show.
 """
 

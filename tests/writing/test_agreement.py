@@ -5,7 +5,7 @@ import json
 import pytest
 
 from benchmarks.metrics.writing import ranks, spearman
-from benchmarks.writing_reward_agreement import main
+from benchmarks.writing.reward_agreement import main
 from tests.writing.probes import PROBES
 
 

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _probe_table(hash_seed: str, data_dir: Path) -> str:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT), "LLM_COOP_DATA_DIR": str(data_dir)}
-    done = subprocess.run([sys.executable, "-W", "ignore", "-m", "benchmarks.writing_probes"], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "-W", "ignore", "-m", "benchmarks.writing.probes"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout

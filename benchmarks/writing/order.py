@@ -1,6 +1,6 @@
 """The distributions behind the sentence-order check of ``tldr-v2`` / ``arxiv_intro-v2``.
 
-    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing_order
+    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.order
 
 Prints, with the thresholds of :class:`llm_coop_envs.writing.thresholds.OrderCheck`: how often real
 author TL;DRs and the genuine pairs of the tests open with a dangling connective, and real texts

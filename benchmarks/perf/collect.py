@@ -1,6 +1,6 @@
 """``python -m benchmarks.perf``: run the performance benchmarks and collect them in one results file.
 
-Each benchmark is a module of this package run as ``python -m benchmarks.<name>`` in its own
+Each benchmark is a module of this package run as ``python -m benchmarks.perf.<name>`` in its own
 process (so one benchmark's threads, pools or memory never skew the next). A benchmark that does
 not exist yet is skipped with a note. ``benchmarks/results/perf.md`` gets, per benchmark, its
 exact command, exit status, duration, the results files it wrote, and the tail of its output.
@@ -21,9 +21,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.evaluate import machine_info
+from benchmarks.machine import machine_info
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 BENCHMARKS = {
     "sandbox_throughput": "tests per second of the sandbox backends, side by side",
     "trainer_step": "seconds per training step, generation vs loss",
@@ -42,7 +42,7 @@ class Outcome:
 
 
 def run_benchmark(name: str, extra_args: Sequence[str], timeout_s: float) -> Outcome:
-    module = f"benchmarks.{name}"
+    module = f"benchmarks.perf.{name}"
     command = [sys.executable, "-m", module, *extra_args]
     shown = shlex.join(["python", "-m", module, *extra_args])
     if importlib.util.find_spec(module) is None:

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.vllm_greedy_check --model FOLDER``: vLLM's multi-LoRA greedy replies against
+"""``python -m benchmarks.perf.vllm_greedy_check --model FOLDER``: vLLM's multi-LoRA greedy replies against
 the transformers backend's, for both agents, before and after an update (needs a GPU and vLLM).
 
 It builds the ``lora_per_agent`` policies (one base, one adapter per agent) from ``--model`` (a local
@@ -22,7 +22,7 @@ import platform
 import sys
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results" / "vllm_greedy_check.md"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "vllm_greedy_check.md"
 OBSERVATIONS = {
     "helper": "Write a Python function `double(x)` that returns twice x. Reply with code only.",
     "main": "Write a Python function `is_even(n)` that returns True when n is even. Reply with code only.",
@@ -91,7 +91,7 @@ def _write_report(path: Path, rows: list[dict], argv: list[str]) -> None:
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else platform.processor() or "cpu"
     lines = [
         "# vLLM multi-LoRA greedy replies against the transformers backend", "",
-        f"Command: `python -m benchmarks.vllm_greedy_check {' '.join(argv)}`  ",
+        f"Command: `python -m benchmarks.perf.vllm_greedy_check {' '.join(argv)}`  ",
         f"Device: {device}; torch {torch.__version__}; vLLM {vllm_version}", "",
         "| round | agent | equal | first difference | tokens (transformers / vLLM) |", "|---|---|---|---|---|",
     ]

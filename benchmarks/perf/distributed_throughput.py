@@ -1,4 +1,4 @@
-"""``python -m benchmarks.distributed_throughput``: training problems per second with 1 and 2 processes.
+"""``python -m benchmarks.perf.distributed_throughput``: training problems per second with 1 and 2 processes.
 
 Trains MAGRPO on ``coop_basics-v0`` (embedded suite, no download but the model) for a few steps, once
 per process count, each process launched as users launch it (``accelerate launch`` with
@@ -25,7 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.machine import uptime
+
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "distributed_throughput.md"
 DDP_CONFIG = ROOT / "configs" / "accelerate" / "ddp_one_node.yaml"
 
@@ -64,7 +66,7 @@ def report(results: list[dict], args: argparse.Namespace, load_before: str, load
     base = results[0]["problems_per_s"]
     lines = [
         "# Training throughput: 1 vs 2 processes (CPU)", "",
-        f"Command: `python -m benchmarks.distributed_throughput {shlex.join(sys.argv[1:])}`  ",
+        f"Command: `python -m benchmarks.perf.distributed_throughput {shlex.join(sys.argv[1:])}`  ",
         f"Model `{args.model}`, coop_basics-v0, MAGRPO, G=4, {args.max_new_tokens} new tokens at most, "
         f"{args.problems_per_step} problem(s) per step per process, {args.steps} steps (first not timed).  ",
         f"Machine: {platform.processor() or platform.machine()}, {len(os.sched_getaffinity(0))} usable cores, "
@@ -79,10 +81,6 @@ def report(results: list[dict], args: argparse.Namespace, load_before: str, load
     return "\n".join(lines) + "\n"
 
 
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default", help="'default' (SmolLM2-135M-Instruct from the cache) or a path")
@@ -94,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.steps < 2:
         parser.error("--steps must be >= 2 (the first step is a warm-up)")
-    load_before = _uptime()
+    load_before = uptime()
     with tempfile.TemporaryDirectory() as folder:
         results = []
         for processes in args.processes:
@@ -102,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(measure(processes, args, Path(folder)))
             print(f"{processes} process(es): {results[-1]['problems_per_s']:.3f} problems/s "
                   f"({time.perf_counter() - started:.0f} s wall)", flush=True)
-    text = report(results, args, load_before, _uptime())
+    text = report(results, args, load_before, uptime())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(text)

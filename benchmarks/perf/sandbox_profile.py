@@ -120,7 +120,7 @@ def profile_env_step(problems: dict, helper: str) -> str:
     return "\n".join(
         [f"## Profile: one env.step of humaneval-v0 ({len(task_ids)} problems, one at a time)", "",
          "Medians over the problems, one step at a time on one warm interpreter (see "
-         "`benchmarks/sandbox_profile.py`). The host's view (shares of the whole step):", ""]
+         "`benchmarks/perf/sandbox_profile.py`). The host's view (shares of the whole step):", ""]
         + header + _rows(host, step)
         + ["", f"Inside one sandbox request (shares of the round trip, median {trip * 1000:.2f} ms):", ""]
         + header + _rows(phases, trip))
