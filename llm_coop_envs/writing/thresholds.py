@@ -205,7 +205,7 @@ ARXIV_LEVELS = LevelConfig(
 
 # -v1: the levels of -v0 plus the function-word and in-order copy gates, grounding in the source
 # and complementarity from the source. Why each number: docs/envs/writing.md ("How the -v1
-# thresholds were chosen"), from the distributions `benchmarks/writing_thresholds.py` prints.
+# thresholds were chosen"), from the distributions `python -m benchmarks.writing.thresholds` prints.
 TLDR_V1_LEVELS = dataclasses.replace(
     TLDR_LEVELS,
     min_function_word_share=0.2,
@@ -232,7 +232,7 @@ ARXIV_V1_LEVELS = dataclasses.replace(
 """``arxiv_intro-v1``: ``arxiv_intro-v0`` plus the gates, grounding and complementarity (``share_gap``)."""
 
 # -v2: -v1 plus the sentence-order check in the coherence level. Why each number: docs/envs/writing.md
-# ("How the -v2 order thresholds were chosen"), from `python -m benchmarks.writing_order`.
+# ("How the -v2 order thresholds were chosen"), from `python -m benchmarks.writing.order`.
 TLDR_V2_LEVELS = dataclasses.replace(TLDR_V1_LEVELS, order=OrderCheck())
 """``tldr-v2``: ``tldr-v1`` plus the sentence-order check."""
 
