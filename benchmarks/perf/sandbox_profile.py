@@ -80,7 +80,8 @@ def _host_work(env, task_ids: list[str], problems: dict, helper: str) -> dict[st
         program, tests, entry_point, context = draft.job
         result = api.run_tests(program, tests, entry_point, task.sandbox, context=context)
         ran = time.perf_counter()
-        task._evaluation(draft.verdict(result), {})
+        verdict = draft.verdict(result)
+        task._evaluation(verdict, task.reward.score_many([verdict])[0], {})
         done = time.perf_counter()
         times["env.step, whole"].append(stepped - started)
         times["parse + assemble the program"].append(drafted - stepped)

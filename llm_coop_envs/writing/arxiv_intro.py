@@ -92,14 +92,11 @@ With a custom reward, `solved`, feedback and `details` still come from the level
 
 from __future__ import annotations
 
-from typing import Any
-
-from llm_coop_envs.core import CoopEnv
-from llm_coop_envs.writing.thresholds import ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS
-from llm_coop_envs.writing.factory import make_writing_env, warn_deprecated
+from llm_coop_envs.writing.factory import version_env
 from llm_coop_envs.writing.items import arxiv_item
 from llm_coop_envs.writing.prompts import background_prompt, method_prompt
 from llm_coop_envs.writing.task import WritingSpec
+from llm_coop_envs.writing.thresholds import ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS
 
 SPEC = WritingSpec(
     name="arxiv_intro",
@@ -133,18 +130,9 @@ VERSION_LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEV
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
-def env_v2(**kwargs: Any) -> CoopEnv:
-    """The ``arxiv_intro-v2`` environment; see the module docstring for the arguments."""
-    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v2"], **kwargs)
-
-
-def env_v1(**kwargs: Any) -> CoopEnv:
-    """The deprecated ``arxiv_intro-v1`` environment (sentence order not checked); warns with the hole it has."""
-    warn_deprecated(ARXIV_V1_HOLE)
-    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v1"], **kwargs)
-
-
-def env(**kwargs: Any) -> CoopEnv:
-    """The deprecated ``arxiv_intro-v0`` environment (no grounding, no complementarity); warns with the hole it has."""
-    warn_deprecated(ARXIV_V0_HOLE)
-    return make_writing_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v0"], **kwargs)
+env_v2 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v2"],
+                     "The ``arxiv_intro-v2`` environment; see the module docstring for the arguments.")
+env_v1 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v1"],
+                     "The deprecated ``arxiv_intro-v1`` environment (sentence order not checked); warns with its hole.", ARXIV_V1_HOLE)
+env = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v0"],
+                  "The deprecated ``arxiv_intro-v0`` environment (no grounding, no complementarity); warns with its hole.", ARXIV_V0_HOLE)

@@ -53,6 +53,20 @@ def make_writing_env(
     return CoopEnv(task, **env_kwargs)
 
 
+def version_env(spec: WritingSpec, dataset: str, to_item: Callable[[Mapping[str, Any], int], Item],
+                levels: LevelConfig, doc: str, hole: str | None = None) -> Callable[..., CoopEnv]:
+    """The env function of one version of a writing env (what the registry calls); a deprecated
+    version (``hole`` given) warns with the hole its reward has each time it is made."""
+
+    def make(**kwargs: Any) -> CoopEnv:
+        if hole is not None:
+            warn_deprecated(hole)
+        return make_writing_env(spec, dataset, to_item, levels, **kwargs)
+
+    make.__doc__ = doc
+    return make
+
+
 def warn_deprecated(hole: str) -> None:
     """Warn that a ``-v0`` env is deprecated, naming the hole its reward has (shown by default)."""
     warnings.warn(hole, FutureWarning, stacklevel=3)

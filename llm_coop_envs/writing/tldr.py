@@ -95,14 +95,11 @@ the data file, so a problem scores the same in every split.
 
 from __future__ import annotations
 
-from typing import Any
-
-from llm_coop_envs.core import CoopEnv
-from llm_coop_envs.writing.thresholds import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS
-from llm_coop_envs.writing.factory import make_writing_env, warn_deprecated
+from llm_coop_envs.writing.factory import version_env
 from llm_coop_envs.writing.items import tldr_item
 from llm_coop_envs.writing.prompts import detail_prompt, tldr_prompt
 from llm_coop_envs.writing.task import WritingSpec
+from llm_coop_envs.writing.thresholds import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS
 
 SPEC = WritingSpec(
     name="tldr",
@@ -136,18 +133,9 @@ VERSION_LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": 
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
-def env_v2(**kwargs: Any) -> CoopEnv:
-    """The ``tldr-v2`` environment; see the module docstring for the arguments."""
-    return make_writing_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v2"], **kwargs)
-
-
-def env_v1(**kwargs: Any) -> CoopEnv:
-    """The deprecated ``tldr-v1`` environment (sentence order not checked); warns with the hole it has."""
-    warn_deprecated(TLDR_V1_HOLE)
-    return make_writing_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v1"], **kwargs)
-
-
-def env(**kwargs: Any) -> CoopEnv:
-    """The deprecated ``tldr-v0`` environment (no grounding, no complementarity); warns with the hole it has."""
-    warn_deprecated(TLDR_V0_HOLE)
-    return make_writing_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v0"], **kwargs)
+env_v2 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v2"],
+                     "The ``tldr-v2`` environment; see the module docstring for the arguments.")
+env_v1 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v1"],
+                     "The deprecated ``tldr-v1`` environment (sentence order not checked); warns with its hole.", TLDR_V1_HOLE)
+env = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v0"],
+                  "The deprecated ``tldr-v0`` environment (no grounding, no complementarity); warns with its hole.", TLDR_V0_HOLE)
