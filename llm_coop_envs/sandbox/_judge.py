@@ -41,8 +41,10 @@ class _Test:
         self.index, self.source = index, source
         self.code: object
         self.names: set[str] = set()
+        self.call = None  # its one call of `candidate`, when it may be sent ahead
         try:
             self.code, self.names = _compiled.unpack(suite, index) or _compiled.compile_test(index, source)
+            self.call = _compiled.unpack_call(suite, index)
         except BaseException as exc:  # reported when the test runs
             self.code = exc
 
@@ -71,6 +73,7 @@ class Judge:
         self.context = context
         self.tests = [_Test(i, source, suite) for i, source in enumerate(tests)]
         self.base, self.context_error = self._trusted_namespace(context)
+        self.sent_ahead: set[int] = set()
 
     @staticmethod
     def _trusted_namespace(context: str) -> tuple[dict, BaseException | None]:
@@ -89,28 +92,60 @@ class Judge:
 
     def run(self, facts: dict) -> None:
         signal.signal(signal.SIGALRM, self._on_alarm)
-        for test in self.tests:
+        for position, test in enumerate(self.tests):
             facts["running"] = test.index
+            if not self.session.ahead:
+                self._send_ahead(position)
+            waiting = len(self.session.ahead)
             verdict = self._one(test)
             if verdict is not None:
                 facts["tests"].append(verdict)
             if verdict is None or not self.session.alive:
                 return
+            if test.index in self.sent_ahead and len(self.session.ahead) == waiting:
+                try:
+                    self.session.skip_ahead()
+                except _monitor.RunOver:
+                    return
         facts["running"] = None
         facts["done"] = True
 
-    def _namespace(self, test: _Test) -> dict:
-        namespace = dict(self.base)
-        wanted = test.names - namespace.keys() - builtins.__dict__.keys() - {"candidate"}
-        from_program = set()
+    def _send_ahead(self, position: int) -> None:
+        """Sends the calls of the tests from `position` on that each make one call of `candidate`
+        with literal arguments and ask nothing else of the run, in one frame (instead of a round
+        trip per test). The tests still run one by one here, in order, and each takes the answer
+        to its own call, so each verdict is what calling one by one would give."""
+        batch = []
+        for test in self.tests[position:]:
+            if not self._may_send_ahead(test):
+                break
+            batch.append(test)
+        if len(batch) > 1 and self.session.send_batch(
+                [(self.entry_point, *test.call) for test in batch]):
+            self.sent_ahead.update(test.index for test in batch)
+
+    def _may_send_ahead(self, test: _Test) -> bool:
+        return (test.call is not None and bool(self.entry_point) and self.context_error is None
+                and not isinstance(test.code, BaseException) and not self._names(test)[1])
+
+    def _names(self, test: _Test) -> tuple[dict, set[str]]:
+        """The standard-library modules the test names, and the names it takes from the program."""
+        wanted = test.names - self.base.keys() - builtins.__dict__.keys() - {"candidate"}
+        modules, from_program = {}, set()
         for name in wanted:
             if name.split(".")[0] in _STDLIB:
                 try:
-                    namespace[name] = importlib.import_module(name)
+                    modules[name] = importlib.import_module(name)
                     continue
                 except ImportError:
                     pass
             from_program.add(name)
+        return modules, from_program
+
+    def _namespace(self, test: _Test) -> dict:
+        namespace = dict(self.base)
+        modules, from_program = self._names(test)
+        namespace.update(modules)
         if from_program:
             found = self.session.request({"names": sorted(from_program)}).get("names")
             for name, kind in (found.items() if isinstance(found, dict) else ()):
@@ -180,14 +215,15 @@ def judge(request: dict, host_in: int, spawn, marks: dict[str, float]) -> dict:
     tests = _protocol.read_frame(host_in)
     marks["tests_read"] = time.monotonic()
     try:
+        # Compiled while the child starts and runs the program.
+        judging = Judge(request, tests["tests"], tests.get("context") or "", session,
+                        tests.get("compiled"))
+        marks["tests_compiled"] = time.monotonic()
         first = session.setup()
         marks["program_ran"] = time.monotonic()
         facts["setup"], facts["bind"] = first.get("setup"), first.get("bind")
         setup_ok = isinstance(facts["setup"], dict) and facts["setup"].get("status") == "ok"
         if setup_ok and facts["bind"] is None:
-            judging = Judge(request, tests["tests"], tests.get("context") or "", session,
-                            tests.get("compiled"))
-            marks["tests_compiled"] = time.monotonic()
             judging.run(facts)
             marks["tests_judged"] = time.monotonic()
         else:
