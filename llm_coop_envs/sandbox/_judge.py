@@ -1,7 +1,8 @@
 """The trusted judge: runs a request's test snippets outside the untrusted run.
 
-A fork of the warm interpreter made per request. It forks the run's child first (so the child's
-memory never held a test), then reads the tests from the host, and executes each snippet here, in
+The warm interpreter itself, long-lived (_zygote.py): for each request its forking side starts the
+run's child (so the child's memory never held a test) and passes it here; the judge then reads
+the tests from the host, and executes each snippet here, in
 a fresh namespace with the real builtins, the problem's trusted context (the prompt's imports and
 helper functions) and the standard-library modules the snippet names. The names that the snippet
 takes from the program are bound to what the program holds: plain values are copied over, and
@@ -19,8 +20,12 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import json
 import marshal
+import os
 import signal
+import socket
+import struct
 import sys
 import time
 
@@ -87,7 +92,9 @@ class Judge:
     def _on_alarm(self, signum, frame) -> None:
         # During a call the run's own alarm and the call's deadline decide; elsewhere the time
         # is the test's own (trusted) code, stopped here.
-        if not self.session.in_call:
+        # A run under this uid can send SIGALRM too: one that comes while the timer still runs
+        # is not the timer's.
+        if not self.session.in_call and signal.getitimer(signal.ITIMER_REAL)[0] == 0:
             raise _monitor.TestTimeout()
 
     def run(self, facts: dict) -> None:
@@ -202,21 +209,51 @@ class Judge:
         return {**verdict, "fallback": True}
 
 
-def judge(request: dict, host_in: int, spawn, marks: dict[str, float]) -> dict:
-    """Forks the run (spawn), then reads its tests and judges them; returns the facts. `marks`
-    collects when each phase ended (time.monotonic(), for profiling; see
-    benchmarks/sandbox_throughput.py --profile)."""
+# The judge's messages to the warm interpreter's forking side, and its answer to DONE.
+DONE, WAIT, SWEPT = b"done", b"wait", b"swept"
+
+
+def serve(host_in: int, host_out: int, control: socket.socket) -> None:
+    """The long-lived judge: for each run the forking side (_zygote.py) started, its pid and file
+    descriptors arrive on `control`; the judge reads the run's tests from the host, judges them,
+    has the forking side sweep the run, then answers the host. Returns when that side
+    has gone (the host closed the channel)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # no KeyboardInterrupt from a run's kill()
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 1 << 16, 4)
+        except OSError:
+            return
+        if not data:
+            return
+        try:
+            facts = judge(json.loads(data), fds, host_in, control)
+            # The run is swept before the host hears of it: once none of its processes is left,
+            # none can hurt the next run (a run that killed the forking side is itself reported
+            # crashed, and the host retries what it queued behind it on a fresh interpreter).
+            control.send(DONE)
+            if control.recv(16) != SWEPT:
+                return
+            _protocol.write_frame(host_out, facts)
+        except BaseException:
+            os._exit(_protocol.HARNESS_FAILURE)  # the host's channel may be out of step
+
+
+def judge(about: dict, fds: list[int], host_in: int, control: socket.socket) -> dict:
+    """Reads the run's tests and judges them; returns the facts. about["marks"] collects when
+    each phase ended (time.monotonic(), for profiling; see benchmarks/sandbox_profile.py)."""
+    marks = about["marks"]
     marks["judge_started"] = time.monotonic()
-    pid, fds = spawn()
-    marks["child_forked"] = time.monotonic()
-    session = _monitor.Session(pid, fds, request["limits"])
+    channel, out, err, pidfd = fds
+    session = _monitor.Session(about["pid"], {"channel": channel, "out": out, "err": err},
+                               about["limits"], pidfd, lambda: _exit_status(control))
     facts: dict = {"setup": None, "bind": None, "tests": [], "running": None, "done": False,
                    "marks": marks}
     tests = _protocol.read_frame(host_in)
     marks["tests_read"] = time.monotonic()
     try:
-        # Compiled while the child starts and runs the program.
-        judging = Judge(request, tests["tests"], tests.get("context") or "", session,
+        # Unpacked while the child starts and runs the program.
+        judging = Judge(about, tests["tests"], tests.get("context") or "", session,
                         tests.get("compiled"))
         marks["tests_compiled"] = time.monotonic()
         first = session.setup()
@@ -230,6 +267,18 @@ def judge(request: dict, host_in: int, spawn, marks: dict[str, float]) -> dict:
             facts["done"] = True
     except _monitor.RunOver:
         pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
     facts.update(session.facts())
     marks["facts_ready"] = time.monotonic()
     return facts
+
+
+def _exit_status(control: socket.socket) -> int:
+    """The run's wait status, from the forking side (its parent, the only one that can wait)."""
+    control.send(WAIT)
+    answer = control.recv(16)
+    if len(answer) != 4:
+        raise RuntimeError("the warm interpreter's forking side has gone")
+    return struct.unpack("!i", answer)[0]

@@ -105,17 +105,21 @@ def _exit_info(status: int) -> dict:
 class Session:
     """One run seen from the judge: its setup report, then calls, then its facts."""
 
-    def __init__(self, pid: int, fds: dict[str, int], limits: dict) -> None:
+    def __init__(self, pid: int, fds: dict[str, int], limits: dict, pidfd: int,
+                 exit_status) -> None:
+        """`pidfd`: the run's first process (not the judge's child: the warm interpreter's
+        forking side started it); `exit_status()`: its wait status once it is dead."""
         self.pid, self.limits = pid, limits
+        self.exit_status = exit_status
         self.start = time.monotonic()
         self.run_deadline = self.start + limits["timeout_s"]
         self.test_deadline: float | None = None
         self.socket = fds["channel"]
-        self.pidfd = os.pidfd_open(pid)
+        self.pidfd = pidfd
         self.outputs = {"out": _Capture(limits["max_output_bytes"]),
                         "err": _Capture(limits["max_output_bytes"])}
         self.sinks = {fds["out"]: self.outputs["out"].feed, fds["err"]: self.outputs["err"].feed}
-        self.fds = list(fds.values())
+        self.fds = [*fds.values(), pidfd]
         self.buffer = bytearray()
         self.calls = 0
         # Calls sent ahead in a batch (send_batch), oldest first: (index, encoded call).
@@ -320,22 +324,20 @@ class Session:
         if not self.alive:
             return
         self.alive = False
+        self._kill()
+        self.exit_info = self.exit_info or _exit_info(self.exit_status())
+
+    def _kill(self) -> None:
         try:
-            os.kill(self.pid, signal.SIGKILL)
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        _, status = os.waitpid(self.pid, 0)
-        self.exit_info = self.exit_info or _exit_info(status)
 
     def facts(self) -> dict:
         if self.alive:  # a normal end: kill it, but leave its teardown (and reaping) to the
             self.alive = False  # warm interpreter, after the host has its answer
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            self._kill()
         self._drain_outputs()
-        os.close(self.pidfd)
         for fd in self.fds:
             os.close(fd)
         return {"timed_out": self.timed_out, "tampered": self.tampered, "exit": self.exit_info,
