@@ -8,7 +8,8 @@ import ast
 
 import pytest
 
-from llm_coop_envs.sandbox import _compiled, run_tests
+from llm_coop_envs.sandbox import run_tests
+from llm_coop_envs.sandbox.inside import _compiled
 
 COUNTER = "n = 0\ndef f(x):\n    global n\n    n += 1\n    return n + x\n"
 MIXED = """

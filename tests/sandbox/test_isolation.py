@@ -15,7 +15,8 @@ import tempfile
 
 import pytest
 
-from llm_coop_envs.sandbox import SandboxConfig, _cgroup, _seccomp, _trash, run_tests
+from llm_coop_envs.sandbox import SandboxConfig, _cgroup, run_tests
+from llm_coop_envs.sandbox.inside import _seccomp, _trash
 from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox.backend import bwrap_works
 from llm_coop_envs.sandbox.worker import Worker

@@ -312,10 +312,10 @@ class Session:
             if answer.get("exit"):
                 self.stop()
                 self.exit_info = self.exit_info or {"code": 0}
-                raise RunOver(f"SystemExit: {message}"[:2000])
+                raise RunOver(f"SystemExit: {message}"[:_codec.MAX_MESSAGE])
             raise rebuild(etype, message)
         if "not_plain" in answer:
-            raise NotPlainResult(f"{name} returned {answer['not_plain']}"[:2000])
+            raise NotPlainResult(f"{name} returned {answer['not_plain']}"[:_codec.MAX_MESSAGE])
         self._end(tampered="an answer of unknown kind")
 
     # -- the end -------------------------------------------------------------------------------

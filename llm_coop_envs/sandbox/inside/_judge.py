@@ -29,12 +29,12 @@ import struct
 import sys
 import time
 
+import _codec
 import _compiled
 import _guard
 import _monitor
 import _protocol
 
-_MAX_MESSAGE = 2000
 _STDLIB = frozenset(sys.stdlib_module_names)
 _STATUSES = ("passed", "failed", "error", "timeout")
 
@@ -66,7 +66,7 @@ def _describe(exc: BaseException) -> tuple[str, str]:
         message = str(exc)
     except Exception:
         message = "<unprintable exception>"
-    return str(name)[:200], message[:_MAX_MESSAGE]
+    return str(name)[:200], message[:_codec.MAX_MESSAGE]
 
 
 class Judge:

@@ -2,7 +2,7 @@
 judge's calls.
 
 Runs inside a fork of the warm interpreter and never sees a test: the judge (_judge.py, another
-process) sends calls -- a name of the program's namespace and plain-data arguments -- over the
+process, through _monitor.py) sends calls -- a name of the program's namespace and plain-data arguments -- over the
 socket on CHANNEL_FD, and this side sends back the result as plain data (_codec.py) or the
 exception it raised as (type name, capped message). Nothing the program prints counts, and
 nothing in this process is worth forging: a forged frame is no more than a value the program
@@ -33,7 +33,6 @@ _HEADER = struct.Struct("!I")
 _unmarshal = marshal.loads
 _monotonic = time.monotonic
 _BUILTINS = dict(builtins.__dict__)  # for tests that fall back to running here
-_MAX_MESSAGE = 2000
 _SYNTAX_TYPES = (SyntaxError, ValueError, UnicodeError)
 
 
@@ -91,7 +90,7 @@ def _describe(exc: BaseException) -> list:
         message = "<unprintable exception>"
     if _type(message) is not _str:
         message = "<unprintable exception>"
-    return [(name if _type(name) is _str else "<unnamed>")[:200], message[:_MAX_MESSAGE]]
+    return [(name if _type(name) is _str else "<unnamed>")[:200], message[:_codec.MAX_MESSAGE]]
 
 
 def _run_setup(program: str, namespace: dict) -> dict:

@@ -6,7 +6,7 @@ tests, in the frame only the judge reads; the judge then unmarshals instead of p
 compiling per run. The code is the host's, so it is as trusted as the test text; the judge uses it
 only when the interpreter's bytecode magic matches its own, else compiles from the text as before.
 
-Imported by the host (as llm_coop_envs.sandbox._compiled) and by the judge (as a top-level
+Imported by the host (as llm_coop_envs.sandbox.inside._compiled) and by the judge (as a top-level
 module), so it uses only the standard library.
 """
 
