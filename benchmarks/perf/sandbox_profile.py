@@ -25,12 +25,14 @@ from llm_coop_envs.sandbox.pool import get_pool
 # (label, mark at the phase's start, mark at its end); "sent" and "answered" are the host's.
 PHASES = [
     ("host -> warm interpreter: request frame read", "sent", "received"),
-    ("fork the judge (+ run uid, scratch)", "received", "judge_started"),
-    ("judge forks the run's child (+ channel, pipes)", "judge_started", "child_forked"),
-    ("judge reads the tests frame", "child_forked", "tests_read"),
-    ("child starts, confines itself, runs the program", "tests_read", "program_ran"),
-    ("judge parses/compiles the tests, runs the prompt's context", "program_ran", "tests_compiled"),
-    ("judge runs the tests (calls to the child over the codec)", "tests_compiled", "tests_judged"),
+    ("forking side: run uid, scratch, forks the run's child (+ channel, pipes)", "received",
+     "child_forked"),
+    ("the run's pid and descriptors passed to the judge", "child_forked", "judge_started"),
+    ("judge reads the tests frame", "judge_started", "tests_read"),
+    ("judge unpacks the tests, runs the prompt's context (the child starts meanwhile)",
+     "tests_read", "tests_compiled"),
+    ("judge waits: the child starts, confines itself, runs the program", "tests_compiled", "program_ran"),
+    ("judge runs the tests (calls to the child over the codec)", "program_ran", "tests_judged"),
     ("judge ends the run, collects output", "tests_judged", "facts_ready"),
     ("reply -> host (encode, pipe, decode)", "facts_ready", "answered"),
 ]

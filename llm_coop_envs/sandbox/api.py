@@ -6,7 +6,7 @@ import os
 import time
 from collections.abc import Sequence
 
-from llm_coop_envs.sandbox import _compiled, _protocol
+from llm_coop_envs.sandbox.inside import _compiled, _protocol
 from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox import outcome
 from llm_coop_envs.sandbox.config import SandboxConfig

@@ -16,7 +16,12 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 
-ZYGOTE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_zygote.py")
+from llm_coop_envs.sandbox.inside import _protocol
+
+# What runs inside the warm interpreter: a folder of its own (see its README.md), the only part of
+# the package a sandbox sees.
+INSIDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside")
+ZYGOTE_SCRIPT = os.path.join(INSIDE_DIR, "_zygote.py")
 CLEAN_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 # The warm interpreter's capabilities (root): switch each run to its own uid, kill it, give it
 # its own mount and IPC namespace; the run itself keeps none of them.
@@ -25,7 +30,7 @@ _ZYGOTE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OV
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
                  "/etc/passwd", "/etc/group", "/etc/nsswitch.conf")
-HARNESS_DIR = "/harness"  # inside bwrap: this folder, read-only
+HARNESS_DIR = "/harness"  # inside bwrap: INSIDE_DIR, read-only
 SITE_DIR = "/site"  # inside bwrap: the allowed packages (see allowed_packages)
 
 FALLBACK_WARNING = (
@@ -56,10 +61,11 @@ def _bwrap_base(scratch_bytes: int) -> list[str]:
     """Namespaces and the writable parts; the read-only view comes from `_view`."""
     args = ["bwrap", "--dev", "/dev", "--proc", "/proc",
             "--size", str(scratch_bytes), "--tmpfs", "/tmp",
-            "--size", str(1 << 20), "--tmpfs", "/dev/shm",
+            "--size", str(_protocol.SHM_BYTES), "--tmpfs", "/dev/shm",
             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--new-session", "--die-with-parent",
-            "--hostname", "sandbox", "--chdir", "/tmp"]
+            "--hostname", "sandbox", "--chdir", "/tmp",
+            "--as-pid-1"]  # the judge is the namespace's init: see _zygote.py
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]
     else:
@@ -71,7 +77,7 @@ def _bwrap_base(scratch_bytes: int) -> list[str]:
 
 def _view(preload: tuple[str, ...] = ()) -> list[str]:
     """The read-only file system a sandbox sees: the system's programs and libraries, the
-    interpreter and its standard library, the harness (this folder, at HARNESS_DIR), and the
+    interpreter and its standard library, the harness (INSIDE_DIR, at HARNESS_DIR), and the
     allowed packages (at SITE_DIR). No site-packages, project files, data sets or home folders."""
     args: list[str] = []
     made: set[str] = set()
@@ -83,7 +89,7 @@ def _view(preload: tuple[str, ...] = ()) -> list[str]:
     for path in _interpreter_paths():
         if not any(path == d or path.startswith(d + "/") for d in _SYSTEM_DIRS):
             args += _traversable_dirs(path, made) + ["--ro-bind", path, path]
-    args += ["--ro-bind", os.path.dirname(ZYGOTE_SCRIPT), HARNESS_DIR]
+    args += ["--ro-bind", INSIDE_DIR, HARNESS_DIR]
     for name, path in allowed_packages(preload).items():
         args += ["--ro-bind", path, f"{SITE_DIR}/{name}"]
     for path in _site_dirs():
@@ -163,7 +169,8 @@ def _hidden_on_host(scratch: str) -> list[str]:
 
 def _project_root() -> str:
     """The folder holding this package (the checkout, or site-packages when installed)."""
-    return os.path.realpath(os.path.dirname(os.path.dirname(os.path.dirname(ZYGOTE_SCRIPT))))
+    package = os.path.dirname(os.path.dirname(INSIDE_DIR))  # llm_coop_envs
+    return os.path.realpath(os.path.dirname(package))
 
 
 def _private_folders() -> dict[str, list[str]]:
@@ -250,7 +257,7 @@ def plan(backend: str, preload: tuple[str, ...], scratch_mb: int) -> LaunchPlan:
     project = _project_root()
     if not any(p == project or p.startswith(project + "/") for p in _interpreter_paths() + [scratch]):
         # the checkout is hidden but for the harness, which a run may still import lazily
-        hello["private"][project] = [os.path.dirname(ZYGOTE_SCRIPT)]
+        hello["private"][project] = [INSIDE_DIR]
     if allowed:
         site_dir = os.path.join(scratch, "site")
         os.mkdir(site_dir, 0o755)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from llm_coop_envs.sandbox.inside import _codec
 from llm_coop_envs.sandbox.result import ExecutionResult, TestOutcome, not_run
 from llm_coop_envs.sandbox.text import safe_text
 
 _TEST_STATUSES = ("passed", "failed", "error", "timeout")
 
 
-def _str(value: object, limit: int = 2000) -> str | None:
+def _str(value: object, limit: int = _codec.MAX_MESSAGE) -> str | None:
     return safe_text(value, limit) if isinstance(value, str) else None
 
 

@@ -9,7 +9,8 @@ import subprocess
 import tempfile
 import time
 
-from llm_coop_envs.sandbox import _cgroup, _protocol, _reap, _trash
+from llm_coop_envs.sandbox import _cgroup
+from llm_coop_envs.sandbox.inside import _protocol, _reap, _trash
 from llm_coop_envs.sandbox.backend import CLEAN_ENV, LaunchPlan
 
 _START_TIMEOUT_S = 30.0

@@ -10,5 +10,5 @@ def test_the_profile_tables_cover_the_host_and_every_sandbox_phase():
     problems = dict(list(read_problems().items())[:4])
     text = profile_env_step(problems, TRIVIAL_HELPER)
     assert "## Profile: one env.step of humaneval-v0 (4 problems, one at a time)" in text
-    for part in ("env.step, whole", "sandbox round trip (run_tests)", "fork the judge", "judge runs the tests"):
+    for part in ("env.step, whole", "sandbox round trip (run_tests)", "forks the run's child", "judge runs the tests"):
         assert part in text

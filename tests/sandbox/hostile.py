@@ -151,8 +151,9 @@ def process_swarm_beside_a_sibling(backend: str) -> bool:
 
 
 def judge_out_of_reach(backend: str) -> bool:
-    """The run's parent is its judge (not confined, not dumpable): the run cannot read its memory,
-    and killing it (possible under the same uid) ends only that run; the next one is judged."""
+    """The run's parent is the warm interpreter's forking side (not confined, not dumpable; the
+    judge is its parent): the run cannot read its memory, and killing it (possible under the
+    same uid) ends only that run; the next one is judged."""
     reader = "import os\ntry:\n    open(f'/proc/{os.getppid()}/mem', 'rb').read(1)\n    print('read')\n" \
              "except OSError:\n    print('closed')\n"
     killer = "import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGKILL)\nexcept OSError:\n    pass\n"

@@ -52,8 +52,9 @@ def _is_zombie_or_gone(pid: int) -> bool:
 
 
 def run_processes(wait_s: float = 2.0) -> list[int]:
-    """Processes started by sandboxed runs that are still alive: descendants of the warm
-    interpreters of this process's pools (all of a run's orphans are re-parented there).
+    """Processes started by sandboxed runs that are still alive: descendants of the forking
+    sides of the warm interpreters of this process's pools (all of a run's orphans are
+    re-parented there).
 
     A run's processes already have SIGKILL pending when run_tests returns and are reaped right
     after the reply; a big address space takes a moment to tear down, so poll for `wait_s`."""
@@ -70,11 +71,13 @@ def _run_processes_now() -> list[int]:
     leftovers: list[int] = []
     for pool in list(pools._pools.values()):
         for worker in list(pool._idle):
-            top = worker.proc.pid
-            zygote = top
-            while _comm(zygote) == "bwrap" and tree.get(zygote):
-                zygote = tree[zygote][0]
-            leftovers += [p for p in _descendants(zygote, tree) if not _is_zombie_or_gone(p)]
+            judge = worker.proc.pid
+            while _comm(judge) == "bwrap" and tree.get(judge):
+                judge = tree[judge][0]
+            # The judge's one child is the warm interpreter's forking side, the parent (and
+            # subreaper) of every run.
+            for forking_side in tree.get(judge, []):
+                leftovers += [p for p in _descendants(forking_side, tree) if not _is_zombie_or_gone(p)]
     return leftovers
 
 

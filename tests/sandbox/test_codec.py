@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from llm_coop_envs.sandbox import _codec
+from llm_coop_envs.sandbox.inside import _codec
 
 PLAIN = [None, True, 0, -7, 2**200, 1.5, -0.0, math.inf, -math.inf, 3 + 4j, "", "é\ud800", b"\x00\xff",
          [], (), set(), frozenset(), {}, [1, (2, "a"), {3: [b"x"]}], {(1, 2): {frozenset({1}): None}},

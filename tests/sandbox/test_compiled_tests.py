@@ -3,7 +3,8 @@ compiles itself, and the judge ignores code made by another interpreter version.
 
 from __future__ import annotations
 
-from llm_coop_envs.sandbox import _compiled, run_tests
+from llm_coop_envs.sandbox import run_tests
+from llm_coop_envs.sandbox.inside import _compiled
 
 PROGRAM = "LIMIT = 3\ndef f(x):\n    return x * 2\n"
 TESTS = ["assert candidate(2) == 4", "assert f(LIMIT) == 6", "assert candidate(1) == 3",

@@ -15,7 +15,8 @@ import tempfile
 
 import pytest
 
-from llm_coop_envs.sandbox import SandboxConfig, _cgroup, _seccomp, _trash, run_tests
+from llm_coop_envs.sandbox import SandboxConfig, _cgroup, run_tests
+from llm_coop_envs.sandbox.inside import _seccomp, _trash
 from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox.backend import bwrap_works
 from llm_coop_envs.sandbox.worker import Worker
@@ -148,30 +149,36 @@ def test_trash_is_emptied_only_while_nothing_waits(tmp_path) -> None:
 
 JUDGE_PROBE = '''
 import os
-def f():
-    judge, reached = os.getppid(), []  # the run's first process is forked by its judge
+def _probe(pid):
+    reached = []
     try:
-        os.kill(judge, 0)
+        os.kill(pid, 0)
         reached.append("signal")
     except PermissionError:
         pass
     try:
-        with open(f"/proc/{judge}/mem", "rb") as mem:
+        with open(f"/proc/{pid}/mem", "rb") as mem:
             mem.read(1)
         reached.append("memory")
     except OSError:
         pass
-    with open(f"/proc/{judge}/status") as status:
-        judge_uid = next(line for line in status if line.startswith("Uid:")).split()[1]
-    return [reached, judge_uid != str(os.getuid())]
+    with open(f"/proc/{pid}/status") as status:
+        fields = dict(line.split(":", 1) for line in status)
+    return reached, fields["Uid"].split()[0] != str(os.getuid()), int(fields["PPid"])
+def f():
+    # The run's first process is forked by the warm interpreter's forking side, whose parent is
+    # the judge.
+    forking_side, other_uid, judge = _probe(os.getppid())
+    judge_reached, judge_other_uid, _ = _probe(judge)
+    return [forking_side, other_uid, judge_reached, judge_other_uid]
 '''
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="an ordinary user's run shares the judge's uid")
 def test_the_judge_is_not_confined_with_the_run(backend: str) -> None:
-    """The judge keeps the warm interpreter's uid: the run (a fresh uid) can neither signal nor
-    read it, while the judge still answers with a verdict."""
-    result = run_tests(JUDGE_PROBE, ["assert candidate() == [[], True]"], "f",
+    """The judge and the forking side keep the warm interpreter's uid: the run (a fresh uid) can
+    neither signal nor read them, while the judge still answers with a verdict."""
+    result = run_tests(JUDGE_PROBE, ["assert candidate() == [[], True, [], True]"], "f",
                        SandboxConfig(backend=backend))
     assert [t.status for t in result.tests] == ["passed"], result
 

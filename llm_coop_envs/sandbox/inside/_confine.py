@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 
+import _protocol
 import _seccomp
 from _runner import CHANNEL_FD
 
@@ -28,7 +29,6 @@ _MS_REC, _MS_PRIVATE = 16384, 1 << 18
 _KEPT_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
                "relatime": 2097152}
 MAX_SCRATCH_FILES = 16384  # inodes of the scratch tmpfs: bounds what a run can leave behind
-SHM_BYTES = 1 << 20
 _CAP_VERSION_3 = 0x20080522
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -98,7 +98,7 @@ def private_mounts(scratch: str, uid: int, limits: dict, view: dict) -> None:
     _mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV,
            f"size={limits['max_file_mb']}m,nr_inodes={MAX_SCRATCH_FILES},{owner}")
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV,
-           f"size={SHM_BYTES},nr_inodes=256,{owner}")
+           f"size={_protocol.SHM_BYTES},nr_inodes=256,{owner}")
     for path in view.get("hidden", []):
         # A path below a private folder is gone already (e.g. a venv inside the hidden checkout).
         if os.path.isdir(path):

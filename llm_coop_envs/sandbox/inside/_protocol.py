@@ -65,6 +65,12 @@ def read_frame(fd: int, deadline: float | None = None) -> dict:
     return message
 
 
+# Bytes of a run's /dev/shm (a tmpfs: bwrap's for the warm interpreter, and the run's own).
+SHM_BYTES = 1 << 20
+
+# The warm interpreter's exit status when its own code failed (never a run's).
+HARNESS_FAILURE = 70
+
 # In the subprocess backend's scratch root: the uid of the run in progress (root only), so that
 # the host can kill the run's daemons if the warm interpreter dies.
 RUN_UID_FILE = "run-uid"

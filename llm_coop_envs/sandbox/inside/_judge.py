@@ -1,7 +1,8 @@
 """The trusted judge: runs a request's test snippets outside the untrusted run.
 
-A fork of the warm interpreter made per request. It forks the run's child first (so the child's
-memory never held a test), then reads the tests from the host, and executes each snippet here, in
+The warm interpreter itself, long-lived (_zygote.py): for each request its forking side starts the
+run's child (so the child's memory never held a test) and passes it here; the judge then reads
+the tests from the host, and executes each snippet here, in
 a fresh namespace with the real builtins, the problem's trusted context (the prompt's imports and
 helper functions) and the standard-library modules the snippet names. The names that the snippet
 takes from the program are bound to what the program holds: plain values are copied over, and
@@ -19,17 +20,21 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import json
 import marshal
+import os
 import signal
+import socket
+import struct
 import sys
 import time
 
+import _codec
 import _compiled
 import _guard
 import _monitor
 import _protocol
 
-_MAX_MESSAGE = 2000
 _STDLIB = frozenset(sys.stdlib_module_names)
 _STATUSES = ("passed", "failed", "error", "timeout")
 
@@ -41,8 +46,10 @@ class _Test:
         self.index, self.source = index, source
         self.code: object
         self.names: set[str] = set()
+        self.call = None  # its one call of `candidate`, when it may be sent ahead
         try:
             self.code, self.names = _compiled.unpack(suite, index) or _compiled.compile_test(index, source)
+            self.call = _compiled.unpack_call(suite, index)
         except BaseException as exc:  # reported when the test runs
             self.code = exc
 
@@ -59,7 +66,7 @@ def _describe(exc: BaseException) -> tuple[str, str]:
         message = str(exc)
     except Exception:
         message = "<unprintable exception>"
-    return str(name)[:200], message[:_MAX_MESSAGE]
+    return str(name)[:200], message[:_codec.MAX_MESSAGE]
 
 
 class Judge:
@@ -71,6 +78,7 @@ class Judge:
         self.context = context
         self.tests = [_Test(i, source, suite) for i, source in enumerate(tests)]
         self.base, self.context_error = self._trusted_namespace(context)
+        self.sent_ahead: set[int] = set()
 
     @staticmethod
     def _trusted_namespace(context: str) -> tuple[dict, BaseException | None]:
@@ -84,33 +92,67 @@ class Judge:
     def _on_alarm(self, signum, frame) -> None:
         # During a call the run's own alarm and the call's deadline decide; elsewhere the time
         # is the test's own (trusted) code, stopped here.
-        if not self.session.in_call:
+        # A run under this uid can send SIGALRM too: one that comes while the timer still runs
+        # is not the timer's.
+        if not self.session.in_call and signal.getitimer(signal.ITIMER_REAL)[0] == 0:
             raise _monitor.TestTimeout()
 
     def run(self, facts: dict) -> None:
         signal.signal(signal.SIGALRM, self._on_alarm)
-        for test in self.tests:
+        for position, test in enumerate(self.tests):
             facts["running"] = test.index
+            if not self.session.ahead:
+                self._send_ahead(position)
+            waiting = len(self.session.ahead)
             verdict = self._one(test)
             if verdict is not None:
                 facts["tests"].append(verdict)
             if verdict is None or not self.session.alive:
                 return
+            if test.index in self.sent_ahead and len(self.session.ahead) == waiting:
+                try:
+                    self.session.skip_ahead()
+                except _monitor.RunOver:
+                    return
         facts["running"] = None
         facts["done"] = True
 
-    def _namespace(self, test: _Test) -> dict:
-        namespace = dict(self.base)
-        wanted = test.names - namespace.keys() - builtins.__dict__.keys() - {"candidate"}
-        from_program = set()
+    def _send_ahead(self, position: int) -> None:
+        """Sends the calls of the tests from `position` on that each make one call of `candidate`
+        with literal arguments and ask nothing else of the run, in one frame (instead of a round
+        trip per test). The tests still run one by one here, in order, and each takes the answer
+        to its own call, so each verdict is what calling one by one would give."""
+        batch = []
+        for test in self.tests[position:]:
+            if not self._may_send_ahead(test):
+                break
+            batch.append(test)
+        if len(batch) > 1 and self.session.send_batch(
+                [(self.entry_point, *test.call) for test in batch]):
+            self.sent_ahead.update(test.index for test in batch)
+
+    def _may_send_ahead(self, test: _Test) -> bool:
+        return (test.call is not None and bool(self.entry_point) and self.context_error is None
+                and not isinstance(test.code, BaseException) and not self._names(test)[1])
+
+    def _names(self, test: _Test) -> tuple[dict, set[str]]:
+        """The standard-library modules the test names, and the names it takes from the program."""
+        wanted = test.names - self.base.keys() - builtins.__dict__.keys() - {"candidate"}
+        modules, from_program = {}, set()
         for name in wanted:
             if name.split(".")[0] in _STDLIB:
                 try:
-                    namespace[name] = importlib.import_module(name)
+                    modules[name] = importlib.import_module(name)
                     continue
                 except ImportError:
                     pass
             from_program.add(name)
+        return modules, from_program
+
+    def _namespace(self, test: _Test) -> dict:
+        namespace = dict(self.base)
+        modules, from_program = self._names(test)
+        namespace.update(modules)
         if from_program:
             found = self.session.request({"names": sorted(from_program)}).get("names")
             for name, kind in (found.items() if isinstance(found, dict) else ()):
@@ -167,33 +209,76 @@ class Judge:
         return {**verdict, "fallback": True}
 
 
-def judge(request: dict, host_in: int, spawn, marks: dict[str, float]) -> dict:
-    """Forks the run (spawn), then reads its tests and judges them; returns the facts. `marks`
-    collects when each phase ended (time.monotonic(), for profiling; see
-    benchmarks/sandbox_throughput.py --profile)."""
+# The judge's messages to the warm interpreter's forking side, and its answer to DONE.
+DONE, WAIT, SWEPT = b"done", b"wait", b"swept"
+
+
+def serve(host_in: int, host_out: int, control: socket.socket) -> None:
+    """The long-lived judge: for each run the forking side (_zygote.py) started, its pid and file
+    descriptors arrive on `control`; the judge reads the run's tests from the host, judges them,
+    has the forking side sweep the run, then answers the host. Returns when that side
+    has gone (the host closed the channel)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # no KeyboardInterrupt from a run's kill()
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 1 << 16, 4)
+        except OSError:
+            return
+        if not data:
+            return
+        try:
+            facts = judge(json.loads(data), fds, host_in, control)
+            # The run is swept before the host hears of it: once none of its processes is left,
+            # none can hurt the next run (a run that killed the forking side is itself reported
+            # crashed, and the host retries what it queued behind it on a fresh interpreter).
+            control.send(DONE)
+            if control.recv(16) != SWEPT:
+                return
+            _protocol.write_frame(host_out, facts)
+        except BaseException:
+            os._exit(_protocol.HARNESS_FAILURE)  # the host's channel may be out of step
+
+
+def judge(about: dict, fds: list[int], host_in: int, control: socket.socket) -> dict:
+    """Reads the run's tests and judges them; returns the facts. about["marks"] collects when
+    each phase ended (time.monotonic(), for profiling; see benchmarks/sandbox_profile.py)."""
+    marks = about["marks"]
     marks["judge_started"] = time.monotonic()
-    pid, fds = spawn()
-    marks["child_forked"] = time.monotonic()
-    session = _monitor.Session(pid, fds, request["limits"])
+    channel, out, err, pidfd = fds
+    session = _monitor.Session(about["pid"], {"channel": channel, "out": out, "err": err},
+                               about["limits"], pidfd, lambda: _exit_status(control))
     facts: dict = {"setup": None, "bind": None, "tests": [], "running": None, "done": False,
                    "marks": marks}
     tests = _protocol.read_frame(host_in)
     marks["tests_read"] = time.monotonic()
     try:
+        # Unpacked while the child starts and runs the program.
+        judging = Judge(about, tests["tests"], tests.get("context") or "", session,
+                        tests.get("compiled"))
+        marks["tests_compiled"] = time.monotonic()
         first = session.setup()
         marks["program_ran"] = time.monotonic()
         facts["setup"], facts["bind"] = first.get("setup"), first.get("bind")
         setup_ok = isinstance(facts["setup"], dict) and facts["setup"].get("status") == "ok"
         if setup_ok and facts["bind"] is None:
-            judging = Judge(request, tests["tests"], tests.get("context") or "", session,
-                            tests.get("compiled"))
-            marks["tests_compiled"] = time.monotonic()
             judging.run(facts)
             marks["tests_judged"] = time.monotonic()
         else:
             facts["done"] = True
     except _monitor.RunOver:
         pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
     facts.update(session.facts())
     marks["facts_ready"] = time.monotonic()
     return facts
+
+
+def _exit_status(control: socket.socket) -> int:
+    """The run's wait status, from the forking side (its parent, the only one that can wait)."""
+    control.send(WAIT)
+    answer = control.recv(16)
+    if len(answer) != 4:
+        raise RuntimeError("the warm interpreter's forking side has gone")
+    return struct.unpack("!i", answer)[0]

@@ -2,7 +2,7 @@
 judge's calls.
 
 Runs inside a fork of the warm interpreter and never sees a test: the judge (_judge.py, another
-process) sends calls -- a name of the program's namespace and plain-data arguments -- over the
+process, through _monitor.py) sends calls -- a name of the program's namespace and plain-data arguments -- over the
 socket on CHANNEL_FD, and this side sends back the result as plain data (_codec.py) or the
 exception it raised as (type name, capped message). Nothing the program prints counts, and
 nothing in this process is worth forging: a forged frame is no more than a value the program
@@ -17,6 +17,7 @@ import os
 import signal
 import struct
 import sys
+import time
 
 import _codec
 import _plain
@@ -30,8 +31,8 @@ _read, _write, _setitimer, _set_handler = os.read, os.write, signal.setitimer, s
 _ITIMER_REAL = signal.ITIMER_REAL
 _HEADER = struct.Struct("!I")
 _unmarshal = marshal.loads
+_monotonic = time.monotonic
 _BUILTINS = dict(builtins.__dict__)  # for tests that fall back to running here
-_MAX_MESSAGE = 2000
 _SYNTAX_TYPES = (SyntaxError, ValueError, UnicodeError)
 
 
@@ -89,7 +90,7 @@ def _describe(exc: BaseException) -> list:
         message = "<unprintable exception>"
     if _type(message) is not _str:
         message = "<unprintable exception>"
-    return [(name if _type(name) is _str else "<unnamed>")[:200], message[:_MAX_MESSAGE]]
+    return [(name if _type(name) is _str else "<unnamed>")[:200], message[:_codec.MAX_MESSAGE]]
 
 
 def _run_setup(program: str, namespace: dict) -> dict:
@@ -129,13 +130,36 @@ def run(request: dict) -> None:
         message = _receive(namespace)
         if message is None:
             return
-        answer = _answer(message, namespace)
-        try:
-            _send(answer)
-        except BaseException as exc:  # the value is not plain data (or too large)
-            _send({"i": answer["i"], "not_plain": _describe(exc)[1]})
-        if answer.get("exit"):
+        if "batch" in message:
+            if not _run_batch(message, namespace):
+                return
+            continue
+        if not _reply(_answer(message, namespace)):
             return
+
+
+def _reply(answer: dict) -> bool:
+    """Sends one answer; False when the program exited (SystemExit): the run is over."""
+    try:
+        _send(answer)
+    except BaseException as exc:  # the value is not plain data (or too large)
+        _send({"i": answer["i"], "not_plain": _describe(exc)[1]})
+    return not answer.get("exit")
+
+
+def _run_batch(message: dict, namespace: dict) -> bool:
+    """Calls sent ahead by the judge: made one after another, each under its own alarm (the
+    test's time, never past the run's deadline), each answer sent as soon as it is known. At
+    the run's deadline the rest are left unanswered: the judge ends the run as timed out."""
+    first, budget, deadline = message["i"], message["budget"], message["deadline"]
+    for offset, (name, args, kwargs) in enumerate(message["batch"]):
+        left = deadline - _monotonic()
+        if left <= 0:
+            return True
+        call = {"call": name, "args": args, "kwargs": kwargs, "budget": min(budget, left)}
+        if not _reply({"i": first + offset, **_call(call, namespace)}):
+            return False
+    return True
 
 
 def _answer(message: dict, namespace: dict) -> dict:

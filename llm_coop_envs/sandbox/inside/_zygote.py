@@ -1,15 +1,20 @@
 """The warm interpreter: started once per worker (inside bwrap, or as a plain subprocess), it
-imports what programs commonly need, then forks one confined child per program.
+imports what programs commonly need, then splits in two: the long-lived judge (this process,
+_judge.py) and the forking side (its child, the Zygote below), which forks one confined child
+per program.
 
 Run as a script (`python -E -s -S -B _zygote.py`), so its siblings import as top-level modules and
 the rest of the package (and its dependencies) is never loaded here. It talks to the host over
 length-prefixed JSON frames on what were its stdin/stdout; it never runs untrusted code itself.
 
-A request is two frames: the program (read here), then its tests (read by the judge). Per request
-the warm interpreter forks the judge (_judge.py), which forks the run's child before it reads the
-tests, so neither this process nor any child forked from it ever holds a test. Only that child
-confines itself (_confine.py: its own uid, mount and IPC namespace, rlimits, seccomp filter); the
-judge keeps this process's uid, file-system view and capabilities, and is not dumpable.
+A request is two frames: the program (read by the forking side), then its tests (read by the
+judge). The forking side is split off before any request, and never reads a test, so no child
+forked from it ever holds one. It forks the run's child and passes the child's pid, socket, output
+pipes and pidfd to the judge (SCM_RIGHTS); when the judge is done it sweeps the run, and only
+then does the judge answer the host. Only the run's child confines itself (_confine.py: its own uid, mount and IPC namespace, rlimits, seccomp
+filter); the judge keeps the warm interpreter's uid, file-system view and capabilities, and is
+not dumpable. Under bwrap the judge is the PID namespace's init (`--as-pid-1`): the sweep's
+kill(-1) spares it, and a run's signals without a handler never reach it.
 """
 
 from __future__ import annotations
@@ -17,11 +22,13 @@ from __future__ import annotations
 import ctypes
 import gc
 import importlib
+import json
 import os
 import secrets
 import select
 import signal
 import socket
+import struct
 import sys
 import time
 
@@ -34,7 +41,6 @@ import _trash
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
-_HARNESS_FAILURE = 70
 
 
 # Resolved once, before any fork: a dlopen and a symbol lookup in every child would cost it
@@ -82,7 +88,7 @@ class Zygote:
         self.scratch_root: str = hello["scratch_root"]
         self.nproc_base: int = hello.get("nproc_base", 0)
         self.runs = 0
-        self.pending: int | None = None  # the judge whose run is still to be cleaned up
+        self.pending: int | None = None  # the run still to be cleaned up
         self.scratch = os.path.join(self.scratch_root, "run")
         os.mkdir(self.scratch, 0o755)
         self.private = _confine.namespaces_work(self.scratch)  # else: a scratch folder per run
@@ -111,12 +117,12 @@ class Zygote:
             _die_with_parent()  # after the uid change, which clears it
             _runner.run(request)
         except BaseException:
-            os._exit(_HARNESS_FAILURE)
+            os._exit(_protocol.HARNESS_FAILURE)
         os._exit(0)
 
     def _fork_run(self, request: dict, scratch: str) -> tuple[int, dict[str, int]]:
-        """Forks the run's child (called in the judge, before it reads the tests); returns its
-        pid and the judge's ends of its channel and output pipes."""
+        """Forks the run's child; returns its pid and the other ends of its channel and output
+        pipes (for the judge)."""
         channel, child_channel = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pipes = {name: os.pipe() for name in ("out", "err")}
         ends = {"channel": child_channel.fileno(), "out": pipes["out"][1], "err": pipes["err"][1]}
@@ -131,29 +137,50 @@ class Zygote:
             os.close(write_end)
         return pid, {"channel": channel.detach(), "out": pipes["out"][0], "err": pipes["err"][0]}
 
-    def serve(self, request: dict, host_in: int, host_out: int) -> bool:
-        """One request: the judge answers the host itself; False if it failed to (the host's
-        channel may then be out of step, so the warm interpreter must stop)."""
+    def serve(self, host_in: int, control: socket.socket) -> bool:
+        """One request: reads the program, forks its run, hands the run's pid and file
+        descriptors to the judge (which reads the tests and answers the host), then waits until
+        the judge is done with the run. False when the host or the judge has gone."""
+        try:
+            request = _protocol.read_frame(host_in)
+        except _protocol.ChannelClosed:
+            return False
         received = time.monotonic()
         scratch = self._next_run()
         request["nproc_base"] = self.nproc_base
-        judge = os.fork()
-        if judge == 0:
-            try:
-                facts = _judge.judge(request, host_in, lambda: self._fork_run(request, scratch),
-                                     {"received": received})
-                _protocol.write_frame(host_out, facts)
-            except BaseException:
-                os._exit(_HARNESS_FAILURE)
-            os._exit(0)
-        _, status = os.waitpid(judge, 0)
-        self.pending = judge
+        pid, fds = self._fork_run(request, scratch)
+        self.pending = pid
+        pidfd = os.pidfd_open(pid)
+        about = {"pid": pid, "limits": request["limits"], "entry_point": request.get("entry_point"),
+                 "marks": {"received": received, "child_forked": time.monotonic()}}
+        ends = [fds["channel"], fds["out"], fds["err"], pidfd]
+        try:
+            socket.send_fds(control, [json.dumps(about).encode()], ends)
+        finally:
+            for fd in ends:
+                os.close(fd)
+        if not self._answer_judge(control, pid):
+            return False
+        self.clean_up()
+        control.send(_judge.SWEPT)
         if self.trash is not None:
             self.trash.add(scratch)
-        return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        return True
+
+    def _answer_judge(self, control: socket.socket, pid: int) -> bool:
+        """Until the judge says it is done with the run: its exit status when the judge asks
+        (only the parent can wait for it)."""
+        while True:
+            message = control.recv(16)
+            if message == _judge.DONE:
+                return True
+            if message != _judge.WAIT:
+                return False  # the judge has gone
+            _, status = os.waitpid(pid, 0)
+            control.send(struct.pack("!i", status))
 
     def clean_up(self) -> None:
-        """After the judge's reply (the judge killed only the run's first process, by its pid):
+        """Before the judge's reply (the judge killed only the run's first process, by its pidfd):
         one more atomic SIGKILL sweep over the run (a PID namespace's kill(-1), or a kill by the
         run's own uid), after which none of its processes can run code; their exit (which tears down the run's namespace and tmpfs, a few ms) then overlaps the next
         run, and they are reaped as they finish. Where no atomic sweep exists (walking /proc),
@@ -191,20 +218,30 @@ def main() -> None:
     _not_dumpable()
     sys.path[1:1] = hello.get("path", [])  # the allowed packages, after the harness's folder
     failed = _preload(hello.get("preload", []))
-    _reap.become_subreaper()
-    zygote = Zygote(hello)
     # Everything imported so far is shared with every child; frozen objects are never scanned
     # by a child's garbage collector, so their pages are not copied on write.
     gc.collect()
     gc.freeze()
+    control, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    if os.fork() == 0:
+        control.close()
+        _zygote(hello, host_in, zygote_end)
+        os._exit(0)
+    zygote_end.close()
+    if control.recv(16) != b"ready":
+        return
     _protocol.write_frame(host_out, {"ready": True, "pid": os.getpid(), "preload_failed": failed})
+    _judge.serve(host_in, host_out, control)
+
+
+def _zygote(hello: dict, host_in: int, control: socket.socket) -> None:
+    """The forking side: never reads a test, so no run forked from it can find one."""
+    _die_with_parent()
+    _reap.become_subreaper()
+    zygote = Zygote(hello)
+    control.send(b"ready")
     while True:
-        try:
-            request = _protocol.read_frame(host_in)
-        except _protocol.ChannelClosed:
-            return
-        served = zygote.serve(request, host_in, host_out)
-        zygote.clean_up()
+        served = zygote.serve(host_in, control)
         if not served:
             return
         if zygote.trash is not None:

@@ -23,6 +23,7 @@ MAX_DEPTH = 64
 MAX_ITEMS = 1_000_000
 MAX_BYTES = 16 * 1024 * 1024
 MAX_INT_BITS = 13_000  # about 3,900 decimal digits: under CPython's int/str conversion limit
+MAX_MESSAGE = 2000  # characters of an exception's message (or another note) that cross over
 
 _NONE = type(None)
 _SCALARS = (_NONE, bool, float, str)
