@@ -241,7 +241,7 @@ def serve(host_in: int, host_out: int, control: socket.socket) -> None:
 
 def judge(about: dict, fds: list[int], host_in: int, control: socket.socket) -> dict:
     """Reads the run's tests and judges them; returns the facts. about["marks"] collects when
-    each phase ended (time.monotonic(), for profiling; see benchmarks/sandbox_profile.py)."""
+    each phase ended (time.monotonic(), for profiling; see benchmarks/perf/sandbox_profile.py)."""
     marks = about["marks"]
     marks["judge_started"] = time.monotonic()
     channel, out, err, pidfd = fds
