@@ -355,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.repeats < 3:
         parser.error("--repeats must be at least 3 (the report gives a median and range)")
-    command = "python -m benchmarks.trainer_step " + " ".join(sys.argv[1:] if argv is None else argv)
+    threads = f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} " if "OMP_NUM_THREADS" in os.environ else ""
+    command = f"{threads}python -m benchmarks.trainer_step " + " ".join(sys.argv[1:] if argv is None else argv)
     started = uptime()
     memory = measure_memory(args.tokens, args.repeats)
     generation = time_generation(args.tokens, args.repeats)
