@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from tests.trainers.conftest import tiny_config  # noqa: E402
+from trainers.generation import decode as decode_module  # noqa: E402
 from trainers.generation import kv_cache  # noqa: E402
 from trainers.generation.decode import DecodeSettings, _pick, decode  # noqa: E402
 from trainers.generation.transformers_backend import _adapter_scope  # noqa: E402
@@ -49,6 +50,7 @@ def test_dropping_finished_rows_changes_no_token(batch, monkeypatch, sampling):
     drops = []
     keep_rows = kv_cache._PreallocatedLayer.keep_rows
     monkeypatch.setattr(kv_cache._PreallocatedLayer, "keep_rows", lambda self, rows: drops.append(len(rows)) or keep_rows(self, rows))
+    monkeypatch.setattr(decode_module, "_worth_compacting", lambda finished: bool(finished.any()))  # drop at every end
     mixed_lengths = 0
     for seed in (0, 1, 2, 3):
         kept_tokens, kept_logprobs = _decode(model, prompts, adapters, False, eos_ids=eos_ids, seed=seed, **sampling)
@@ -95,3 +97,25 @@ def test_sampler_draws_from_the_sampling_distribution(top_p):
     frequencies = torch.bincount(chosen, minlength=len(logits)).float() / rows
     torch.testing.assert_close(frequencies, expected, rtol=0, atol=0.01)  # 4+ standard errors
     torch.testing.assert_close(logprobs.exp(), expected[chosen])
+
+
+@pytest.mark.parametrize("draw", [0.0, 1.0 - 2.0**-53])
+def test_sampler_never_picks_a_token_outside_the_nucleus_at_the_extreme_draws(monkeypatch, draw):
+    """The first and the last token with p > 0 (a forbidden token, e.g. end-of-sequence before
+    ``min_new_tokens``, has logit −inf; top-p 0.7 keeps tokens 1 and 2)."""
+    inf = float("inf")
+    logits = torch.tensor([[-inf, 2.0, 1.0, -inf, 0.5, -inf]])
+    monkeypatch.setattr(torch, "rand", lambda *shape, **kw: torch.full(shape, draw, dtype=kw.get("dtype")))
+    for top_p in (1.0, 0.7):
+        chosen, logprobs = _pick(logits, DecodeSettings(max_new_tokens=1, temperature=1.0, top_p=top_p), 1, [0])
+        assert torch.isfinite(logprobs).all()
+        assert int(chosen) == (1 if draw == 0.0 else (4 if top_p == 1.0 else 2))
+
+
+def test_seeded_sampling_is_reproducible(batch):
+    model, prompts, adapters, eos_ids = batch
+    first = _decode(model, prompts, adapters, True, temperature=0.9, top_p=0.95, eos_ids=eos_ids, seed=7)
+    again = _decode(model, prompts, adapters, True, temperature=0.9, top_p=0.95, eos_ids=eos_ids, seed=7)
+    other = _decode(model, prompts, adapters, True, temperature=0.9, top_p=0.95, eos_ids=eos_ids, seed=8)
+    assert first == again
+    assert first[0] != other[0]

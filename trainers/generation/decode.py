@@ -54,9 +54,9 @@ def decode(
     and each token's log-probability under the sampling distribution.
 
     With ``compact`` (the default), rows that have finished leave the batch (the KV cache keeps only the
-    running rows); without it they keep decoding padding to the end. Both give the same tokens: sampling
-    noise is drawn for every row at every step (:func:`_pick`), so a row's draws never depend on which
-    other rows are still running."""
+    running rows); without it they keep decoding padding to the end. Both give the same tokens: a
+    uniform number is drawn for every row at every step (:func:`_pick`), so a row's draws never depend on
+    which other rows are still running."""
     device = next(model.parameters()).device
     width = max(len(p) for p in prompts)
     ids = torch.tensor([[settings.pad_id] * (width - len(p)) + list(p) for p in prompts], device=device)
@@ -129,18 +129,24 @@ def _positions(mask: torch.Tensor) -> torch.Tensor:
 def _pick(logits: torch.Tensor, settings: DecodeSettings, rows: int, running: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
     """The next token of each running row and its log-probability under the sampling distribution.
 
-    Sampling is an exponential race: ``argmax(p / E)`` with ``E ~ Exp(1)`` per token draws from ``p``
-    exactly (what ``torch.multinomial`` does inside). The noise is drawn for all ``rows`` of the
-    generation, running or not, so each row's draw is the same whichever rows are still in the batch."""
+    Sampling inverts each row's cumulative distribution at one uniform draw ``u``: the chosen token is
+    the first whose cumulative mass exceeds ``u`` times the total (summed in float64, so even the rarest
+    token keeps its share). One number per row, where an exponential race over the vocabulary (what
+    ``torch.multinomial`` does) draws 49k per row and cost ~20 ms of a ~140 ms SmolLM2 step with 8 rows.
+    The draw is made for all ``rows`` of the generation, running or not, so each row's draw is the same
+    whichever rows are still in the batch."""
     log_probs = sampling_log_probs(logits, settings.temperature, settings.top_p)
     if settings.temperature <= 0:
         chosen = logits.argmax(-1)
     else:
-        # Clamped away from 0: a zero draw would turn a token outside the nucleus (p = 0) into 0/0 = NaN.
-        noise = torch.empty(rows, logits.shape[-1], device=logits.device).exponential_().clamp_(min=torch.finfo().tiny)
+        uniform = torch.rand(rows, 1, dtype=torch.float64, device=logits.device)
         if len(running) < rows:
-            noise = noise[torch.tensor(running, device=logits.device)]
-        chosen = (log_probs.exp() / noise).argmax(-1)
+            uniform = uniform[torch.tensor(running, device=logits.device)]
+        cumulative = log_probs.exp().double().cumsum(-1)
+        total = cumulative[:, -1:]
+        # Strictly below the total, so the first cumulative mass above it belongs to a token with p > 0.
+        target = torch.minimum(uniform * total, torch.nextafter(total, torch.zeros_like(total)))
+        chosen = torch.searchsorted(cumulative, target, right=True).squeeze(-1)
     return chosen, log_probs.gather(-1, chosen[:, None]).squeeze(-1)
 
 

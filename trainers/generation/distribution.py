@@ -25,7 +25,7 @@ def sampling_log_probs(
     """Log-probabilities over the last axis under temperature and nucleus; ``keep`` (indices, shape of
     ``logits`` without its last axis) are tokens that stay in the nucleus whatever their mass."""
     scores = logits.float()
-    if temperature > 0:
+    if temperature > 0 and temperature != 1:
         scores = scores / temperature
     if top_p < 1.0:
         scores = scores.masked_fill(outside_nucleus(scores.detach(), top_p, keep), -float("inf"))
