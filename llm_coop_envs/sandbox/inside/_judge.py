@@ -23,6 +23,7 @@ import importlib
 import json
 import marshal
 import os
+import random
 import signal
 import socket
 import struct
@@ -36,6 +37,11 @@ import _monitor
 import _protocol
 
 _STDLIB = frozenset(sys.stdlib_module_names)
+# The random module's state when the judge started (seeded from the OS once per warm
+# interpreter): every run's tests start from it, so what one run's tests drew (how far they got
+# depends on the program) never changes the random inputs of the next run's tests. The runs
+# cannot predict it: CPython reseeds `random` from the OS in every forked child.
+_RANDOM_STATE = random.getstate()
 _STATUSES = ("passed", "failed", "error", "timeout")
 
 
@@ -244,6 +250,7 @@ def judge(about: dict, fds: list[int], host_in: int, control: socket.socket) -> 
     each phase ended (time.monotonic(), for profiling; see benchmarks/perf/sandbox_profile.py)."""
     marks = about["marks"]
     marks["judge_started"] = time.monotonic()
+    random.setstate(_RANDOM_STATE)
     channel, out, err, pidfd = fds
     session = _monitor.Session(about["pid"], {"channel": channel, "out": out, "err": err},
                                about["limits"], pidfd, lambda: _exit_status(control))

@@ -206,7 +206,9 @@ class Session:
         self.calls += 1
         message["i"] = self.calls
         try:
-            body = _codec.dumps(message, refs=Proxy).encode("ascii")
+            # Uncapped: a value the run returned always goes back; only a test's own object that
+            # is not plain data (a lambda) moves the test into the run.
+            body = _codec.dumps(message, refs=Proxy, capped=False).encode("ascii")
         except _codec.NotPlain:
             raise NeedsFallback() from None
         deadline, which = self.run_deadline, "run"

@@ -53,9 +53,18 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
 
 
 def read_frame(fd: int, deadline: float | None = None) -> dict:
+    return read_body(fd, read_size(fd, deadline), deadline)
+
+
+def read_size(fd: int, deadline: float | None = None) -> int:
+    """The next frame's header: the size of its body (read_body reads that)."""
     (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
     if size > MAX_FRAME:
         raise ChannelClosed(f"frame of {size} bytes")
+    return size
+
+
+def read_body(fd: int, size: int, deadline: float | None = None) -> dict:
     try:
         message = json.loads(_read_exact(fd, size, deadline))
     except ValueError as exc:

@@ -78,7 +78,7 @@ def _receive(namespace: dict) -> dict | None:
     if header is None:
         return None
     body = _read_exact(_HEADER.unpack(header)[0])
-    return None if body is None else _codec.loads(body, namespace.get)
+    return None if body is None else _codec.loads(body, namespace.get, capped=False)
 
 
 def _describe(exc: BaseException) -> list:

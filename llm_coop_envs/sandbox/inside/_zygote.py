@@ -7,11 +7,12 @@ Run as a script (`python -E -s -S -B _zygote.py`), so its siblings import as top
 the rest of the package (and its dependencies) is never loaded here. It talks to the host over
 length-prefixed JSON frames on what were its stdin/stdout; it never runs untrusted code itself.
 
-A request is two frames: the program (read by the forking side), then its tests (read by the
-judge). The forking side is split off before any request, and never reads a test, so no child
-forked from it ever holds one. It forks the run's child and passes the child's pid, socket, output
-pipes and pidfd to the judge (SCM_RIGHTS); when the judge is done it sweeps the run, and only
-then does the judge answer the host. Only the run's child confines itself (_confine.py: its own uid, mount and IPC namespace, rlimits, seccomp
+A request is two frames: the program (read by the run's child itself), then its tests (read by
+the judge). The forking side is split off before any request, and never reads a test or a
+program, so no child forked from it ever holds a test or an earlier run's program. It forks the
+run's child, learns from it only the run's limits and entry point, and passes the child's pid,
+socket, output pipes and pidfd to the judge (SCM_RIGHTS); when the judge is done it sweeps the
+run, and only then does the judge answer the host. Only the run's child confines itself (_confine.py: its own uid, mount and IPC namespace, rlimits, seccomp
 filter); the judge keeps the warm interpreter's uid, file-system view and capabilities, and is
 not dumpable. Under bwrap the judge is the PID namespace's init (`--as-pid-1`): the sweep's
 kill(-1) spares it, and a run's signals without a handler never reach it.
@@ -110,8 +111,11 @@ class Zygote:
             os.chown(path, self.run_uid, self.run_uid)
         return path
 
-    def _child(self, request: dict, fds: dict[str, int], scratch: str) -> None:
+    def _child(self, host_in: int, size: int, report: int, fds: dict[str, int],
+               scratch: str) -> None:
         try:
+            request = _read_request(host_in, size, report)
+            request["nproc_base"] = self.nproc_base
             _confine.confine(request, fds, scratch, self.run_uid,
                              self.view if self.private else None)
             _die_with_parent()  # after the uid change, which clears it
@@ -120,39 +124,48 @@ class Zygote:
             os._exit(_protocol.HARNESS_FAILURE)
         os._exit(0)
 
-    def _fork_run(self, request: dict, scratch: str) -> tuple[int, dict[str, int]]:
-        """Forks the run's child; returns its pid and the other ends of its channel and output
-        pipes (for the judge)."""
+    def _fork_run(self, host_in: int, size: int, scratch: str) -> tuple[int, dict[str, int], dict]:
+        """Forks the run's child, which reads the program's frame (`size` bytes) itself; returns
+        its pid, the other ends of its channel and output pipes (for the judge) and what the
+        judge needs of the request (the limits and the entry point), or {} when the child could
+        not read it (the host has gone)."""
         channel, child_channel = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pipes = {name: os.pipe() for name in ("out", "err")}
+        report_r, report_w = os.pipe()
         ends = {"channel": child_channel.fileno(), "out": pipes["out"][1], "err": pipes["err"][1]}
         pid = os.fork()
         if pid == 0:
             channel.close()
+            os.close(report_r)
             for read_end, _ in pipes.values():
                 os.close(read_end)
-            self._child(request, ends, scratch)
+            self._child(host_in, size, report_w, ends, scratch)
         child_channel.close()
+        os.close(report_w)
         for _, write_end in pipes.values():
             os.close(write_end)
-        return pid, {"channel": channel.detach(), "out": pipes["out"][0], "err": pipes["err"][0]}
+        fds = {"channel": channel.detach(), "out": pipes["out"][0], "err": pipes["err"][0]}
+        return pid, fds, _read_report(report_r)
 
     def serve(self, host_in: int, control: socket.socket) -> bool:
-        """One request: reads the program, forks its run, hands the run's pid and file
+        """One request: forks its run (whose child reads the program), hands the run's pid and file
         descriptors to the judge (which reads the tests and answers the host), then waits until
         the judge is done with the run. False when the host or the judge has gone."""
         try:
-            request = _protocol.read_frame(host_in)
+            size = _protocol.read_size(host_in)
         except _protocol.ChannelClosed:
             return False
         received = time.monotonic()
         scratch = self._next_run()
-        request["nproc_base"] = self.nproc_base
-        pid, fds = self._fork_run(request, scratch)
+        pid, fds, about = self._fork_run(host_in, size, scratch)
         self.pending = pid
+        if not about:
+            for fd in fds.values():
+                os.close(fd)
+            self.clean_up()
+            return False
         pidfd = os.pidfd_open(pid)
-        about = {"pid": pid, "limits": request["limits"], "entry_point": request.get("entry_point"),
-                 "marks": {"received": received, "child_forked": time.monotonic()}}
+        about.update(pid=pid, marks={"received": received, "child_forked": time.monotonic()})
         ends = [fds["channel"], fds["out"], fds["err"], pidfd]
         try:
             socket.send_fds(control, [json.dumps(about).encode()], ends)
@@ -194,6 +207,31 @@ class Zygote:
         else:
             _reap.kill_run(self.mode, self.run_uid, self.pending)
         self.pending = None
+
+
+def _read_request(host_in: int, size: int, report: int) -> dict:
+    """The child's side: reads the program's frame from the host, and tells the forking side
+    only what the judge needs. The forking side never holds a program, so no later run forked
+    from it can find an earlier run's program in its memory."""
+    try:
+        request = _protocol.read_body(host_in, size)
+        _protocol.write_all(report, json.dumps(
+            {"limits": request["limits"], "entry_point": request.get("entry_point")}).encode())
+    finally:
+        os.close(report)
+    return request
+
+
+def _read_report(fd: int) -> dict:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    os.close(fd)
+    try:
+        about = json.loads(b"".join(chunks)) if chunks else {}
+    except ValueError:
+        return {}
+    return about if isinstance(about, dict) else {}
 
 
 def _fresh_uid() -> int:
