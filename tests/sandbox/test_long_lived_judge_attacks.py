@@ -395,3 +395,15 @@ def test_a_run_cannot_predict_its_tests_random_draws(cfg) -> None:
     program = "import random\ndef f(x):\n    return random.random()\n"
     tests = ["import random\nassert candidate(0) == random.random()"]
     assert [run_tests(program, tests, "f", cfg).passed for _ in range(3)] == [0, 0, 0]
+
+
+def test_a_forged_frame_over_the_item_cap_is_refused_before_it_is_built(cfg) -> None:
+    """16 MiB of empty sets: built, a gigabyte of the judge's memory and seconds of its time."""
+    program = FRAME + """
+def f(x):
+    body = b'["d","i",1,"value",["l"' + b',["s"]' * 2_700_000 + b']]'
+    os.write(3, struct.pack("!I", len(body)) + body)
+    time.sleep(60)
+"""
+    result = _attack(program, dataclasses.replace(cfg, timeout_s=10.0))
+    assert result.status == "crashed" and "1,000,000 items" in result.error_message, result

@@ -118,28 +118,36 @@ def dumps(value: object, refs: type | None = None, capped: bool = True) -> str:
     return text
 
 
-def _from_json(node: object, depth: int, resolve, capped: bool) -> object:
+def _from_json(node: object, depth: int, resolve, budget: _Budget) -> object:
+    """Counts items as _to_json does (so a value the program's side encoded always decodes), and
+    refuses a forged frame of more before building it: 16 MiB of empty sets would cost the judge
+    a gigabyte and seconds."""
     kind = type(node)
     if kind in _SCALARS:
+        if kind is str:
+            _take_text(node, budget)
         return node
     if kind is int:
         if node.bit_length() > MAX_INT_BITS:
             raise NotPlain(f"an int over {MAX_INT_BITS} bits")
         return node
-    if kind is not list or not node or (capped and depth >= MAX_DEPTH):
+    if kind is not list or not node or (budget.capped and depth >= MAX_DEPTH):
         raise NotPlain("malformed value")
     tag, items = node[0], node[1:]
     if tag in _BUILD:
-        values = [_from_json(item, depth + 1, resolve, capped) for item in items]
-        if tag in ("s", "f") and capped:
+        budget.take(len(items))
+        values = [_from_json(item, depth + 1, resolve, budget) for item in items]
+        if tag in ("s", "f") and budget.capped:
             _few_collisions(values)
         return _BUILD[tag](values)
     if tag == "d" and len(items) % 2 == 0:
-        values = [_from_json(item, depth + 1, resolve, capped) for item in items]
-        if capped:
+        budget.take(len(items))
+        values = [_from_json(item, depth + 1, resolve, budget) for item in items]
+        if budget.capped:
             _few_collisions(values[::2])
         return dict(zip(values[::2], values[1::2]))
     if tag == "b" and len(items) == 1 and type(items[0]) is str:
+        _take_text(items[0], budget)
         return items[0].encode("latin-1")
     if tag == "c" and len(items) == 2 and all(type(x) in (int, float) for x in items):
         return complex(items[0], items[1])
@@ -164,7 +172,7 @@ def loads(text: str | bytes, resolve=None, capped: bool = True) -> object:
         raise NotPlain(f"larger than {MAX_BYTES:,} bytes encoded")
     try:
         return _from_json(_loads(text if type(text) is str else text.decode("ascii")), 0, resolve,
-                          capped)
+                          _Budget(capped))
     except NotPlain:
         raise
     except (ValueError, TypeError, RecursionError, UnicodeError, OverflowError):
