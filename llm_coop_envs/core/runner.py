@@ -141,8 +141,9 @@ def run_episodes(
     live = [e for e in episodes if e.acting()]
     steps = 0
     while live and (max_steps is None or steps < max_steps):
+        playing = {id(e) for e in live}
         requests = [Request(i, agent, e.observations[agent], e.infos.get(agent, {}))
-                    for i, e in enumerate(episodes) if e in live for agent in e.acting()]
+                    for i, e in enumerate(episodes) if id(e) in playing for agent in e.acting()]
         replies = _ask(policy, requests)
         actions = {id(e): {} for e in live}
         for request, reply in zip(requests, replies):
