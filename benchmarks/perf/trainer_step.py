@@ -194,7 +194,8 @@ def _seconds(work) -> float:
 
 # Profiler operators grouped by what they do in a decode step.
 _PROFILE_GROUPS = {
-    "weights (linear layers, lm_head)": ("aten::mm", "aten::addmm", "aten::linear", "aten::matmul"),
+    "weights (linear layers, lm_head)": ("aten::mm", "aten::addmm", "aten::linear", "aten::matmul",
+                                         "mkldnn::_linear_pointwise"),
     "per-row LoRA (bmm)": ("aten::bmm",),
     "attention": ("aten::_scaled_dot_product_flash_attention_for_cpu", "aten::scaled_dot_product_attention",
                   "aten::_scaled_dot_product_attention_math"),

@@ -4,7 +4,8 @@ Rows are grouped by (model, sampling settings). Within a group, each distinct (a
 prefilled once and its KV cache copied to its ``num_samples`` rows (:mod:`trainers.generation.decode`);
 the decode steps then run every agent's rows together, each row through its own LoRA adapter
 (:mod:`trainers.generation.row_lora`, or peft's ``adapter_names`` for adapters it does not handle).
-Generation runs under ``torch.no_grad`` and the configured autocast dtype.
+Generation runs under ``torch.no_grad`` and the configured autocast dtype; in fp32 on a CPU, the frozen
+linear layers run on packed weights (:mod:`trainers.generation.packed_linear`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 from trainers.config import SamplingConfig
 from trainers.generation.base import Completion, GenerationRequest, cut_at_stop
 from trainers.generation.decode import DecodeSettings, decode
+from trainers.generation.packed_linear import packed_linears
 from trainers.generation.row_lora import row_adapters, supports_row_adapters
 from trainers.policy import Policies, pad_token_id
 
@@ -64,7 +66,8 @@ class TransformersBackend:
             prompt_of_row += [index] * request.num_samples
             row_prompts += [prompt] * request.num_samples
         adapters = [adapter for adapter, _ in distinct]
-        with torch.autocast(self.policies.device.type, dtype=torch.bfloat16, enabled=self.dtype == "bfloat16"):
+        autocast = torch.autocast(self.policies.device.type, dtype=torch.bfloat16, enabled=self.dtype == "bfloat16")
+        with autocast, packed_linears(model):
             new_tokens, new_logprobs = decode(
                 model, [prompt for _, prompt in distinct], prompt_of_row, self._settings(sampling, tokenizer, model),
                 lambda rows: _adapter_scope(model, [adapters[i] for i in rows]),
