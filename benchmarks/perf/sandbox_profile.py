@@ -11,10 +11,17 @@ Two views, medians over the problems, one step at a time on one warm interpreter
 After the reply the warm interpreter still waits for the judge to exit and sweeps the run's
 processes; a lone request does not wait for that, the next one on the same interpreter does (the
 first phase of the next request absorbs it).
+
+A third view is the CPU each step costs, by process: with every core busy (several steps at a
+time), throughput is the cores divided by this, not by the step's latency. Read from /proc (each
+process's own CPU time and that of the children it reaped) and the machine's busy time over the
+same steps, so what no process of ours accounts for (the kernel's own threads) shows too.
 """
 
 from __future__ import annotations
 
+import os
+import resource
 import statistics
 import time
 
@@ -92,6 +99,73 @@ def _host_work(env, task_ids: list[str], problems: dict, helper: str) -> dict[st
     return times
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+HOST, JUDGE, FORKING, RUNS = ("host process (env.step, the caller's side)", "judge (the warm interpreter's first process)",
+                              "forking side", "the runs (forked children, reaped by the forking side)")
+NOT_OURS = "not ours (the kernel's threads, other jobs)"
+
+
+def _sandbox_roles() -> dict[int, str]:
+    """The warm interpreters' long-lived processes below this one: pid -> judge or forking side."""
+    parents, zygotes = {}, set()
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            parents[int(name)] = _stat(int(name))[0]
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(arg.endswith(b"_zygote.py") for arg in argv) and not os.path.basename(argv[0]).startswith(b"bwrap"):
+            zygotes.add(int(name))
+    return {pid: FORKING if parents[pid] in zygotes else JUDGE
+            for pid in zygotes if _below(pid, os.getpid(), parents)}
+
+
+def _stat(pid: int) -> tuple[int, float, float]:
+    """(parent, own CPU seconds, CPU seconds of the children it reaped)."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICK, (int(fields[13]) + int(fields[14])) / _TICK
+
+
+def _below(pid: int, ancestor: int, parents: dict[int, int]) -> bool:
+    while pid in parents and pid != ancestor:
+        pid = parents[pid]
+    return pid == ancestor
+
+
+def _cpu_now(roles: dict[int, str]) -> dict[str, float]:
+    cpu = dict.fromkeys([JUDGE, FORKING, RUNS], 0.0)
+    for pid, role in roles.items():
+        _, own, reaped = _stat(pid)
+        cpu[role] += own if role == FORKING else own + reaped
+        cpu[RUNS] += reaped if role == FORKING else 0.0
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:9]]
+    cpu["machine"] = (sum(ticks) - ticks[3] - ticks[4]) / _TICK  # all but idle and iowait
+    return cpu
+
+
+def _cpu_rows(env, task_ids: list[str], problems: dict, helper: str) -> list[str]:
+    """Mean CPU per step by process over one pass of env.step, one step at a time (the kernel counts
+    CPU in 10 ms ticks: a pass of 164 steps, not a single step, is what can be read)."""
+    roles = _sandbox_roles()
+    before, usage, started = _cpu_now(roles), resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    for task_id in task_ids:
+        env.reset(options={"task_id": task_id})
+        env.step({"helper": helper, "main": problems[task_id]["prompt"] + problems[task_id]["canonical_solution"]})
+    wall, host = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF)
+    time.sleep(0.1)  # the last run exits and is reaped after its reply
+    after = _cpu_now(roles)
+    steps = len(task_ids)
+    per_step = {role: (after[role] - before[role]) / steps for role in (JUDGE, FORKING, RUNS)}
+    per_step = {HOST: (host.ru_utime + host.ru_stime - usage.ru_utime - usage.ru_stime) / steps, **per_step}
+    busy = (after["machine"] - before["machine"]) / steps
+    per_step[NOT_OURS] = busy - sum(per_step.values())
+    return [f"| {role} | {seconds * 1000:.2f} | {100 * seconds / busy:.0f} % |" for role, seconds in per_step.items()] + [
+        f"| the machine, busy (wall: {wall / steps * 1000:.2f} ms per step) | {busy * 1000:.2f} | 100 % |"]
+
+
 def _rows(times: dict[str, list[float]], whole: float) -> list[str]:
     lines = []
     for label, values in times.items():
@@ -117,6 +191,7 @@ def profile_env_step(problems: dict, helper: str) -> str:
         env.reset(options={"task_id": task_id})
         drafts.append(task._draft(env._episode.index, helper, problem["prompt"] + problem["canonical_solution"]))
     phases, totals = _sandbox_phases(drafts, task.sandbox or api.DEFAULT_CONFIG)
+    cpu = _cpu_rows(env, task_ids, problems, helper)
     step = statistics.median(host["env.step, whole"])
     trip = statistics.median(totals)
     header = ["| part | ms, median | share |", "|---|---:|---:|"]
@@ -126,4 +201,8 @@ def profile_env_step(problems: dict, helper: str) -> str:
          "`benchmarks/perf/sandbox_profile.py`). The host's view (shares of the whole step):", ""]
         + header + _rows(host, step)
         + ["", f"Inside one sandbox request (shares of the round trip, median {trip * 1000:.2f} ms):", ""]
-        + header + _rows(phases, trip))
+        + header + _rows(phases, trip)
+        + ["", f"CPU per step by process, means over one pass of the {len(task_ids)} steps (the step's "
+           "own work and what each process does after the reply, such as a run's exit; the programs' "
+           "and tests' own work is in the runs' and the judge's rows):", "",
+           "| process | CPU ms per step, mean | share |", "|---|---:|---:|"] + cpu)

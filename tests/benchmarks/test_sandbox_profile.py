@@ -12,3 +12,13 @@ def test_the_profile_tables_cover_the_host_and_every_sandbox_phase():
     assert "## Profile: one env.step of humaneval-v0 (4 problems, one at a time)" in text
     for part in ("env.step, whole", "sandbox round trip (run_tests)", "forks the run's child", "judge runs the tests"):
         assert part in text
+    for role in ("host process", "judge", "forking side", "the runs", "the machine, busy"):
+        assert f"| {role}" in text
+
+
+def test_the_cpu_table_finds_the_judge_and_the_forking_side_of_a_warm_interpreter():
+    from benchmarks.perf.sandbox_profile import FORKING, JUDGE, _sandbox_roles
+    from llm_coop_envs.sandbox import SandboxConfig, run_tests
+
+    assert run_tests("def f():\n    return 1\n", ["assert candidate() == 1"], "f", SandboxConfig()).passed == 1
+    assert {JUDGE, FORKING} <= set(_sandbox_roles().values())
