@@ -70,3 +70,19 @@ def test_packing_leaves_the_random_generator_alone() -> None:
     with packed_linears(model):
         model(torch.ones(2, 16))
     assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_a_layer_onednn_refuses_runs_as_it_is(monkeypatch) -> None:
+    model, rows = _model(), torch.randn(3, 16)
+    reorder = torch.ops.mkldnn._reorder_linear_weight
+
+    def refuse_the_wide_one(weight, *args):
+        if weight.shape[0] == 32:
+            raise RuntimeError("unsupported")
+        return reorder(weight, *args)
+
+    monkeypatch.setattr(torch.ops.mkldnn, "_reorder_linear_weight", refuse_the_wide_one)
+    with packed_linears(model):
+        assert not _is_packed(model[0]) and _is_packed(model[2])
+        torch.testing.assert_close(model(rows), _model()(rows), rtol=1e-5, atol=1e-5)
+    assert not any(_is_packed(layer) for layer in model)

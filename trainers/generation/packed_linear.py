@@ -38,11 +38,16 @@ def packing_works() -> bool:
 @contextlib.contextmanager
 def packed_linears(model: torch.nn.Module):
     """Within the context, the frozen fp32 CPU linear layers of ``model`` run on packed weights."""
-    layers = [m for m in model.modules() if _packable(m)] if packing_works() and not torch.is_autocast_enabled("cpu") else []
+    candidates = [m for m in model.modules() if _packable(m)] if packing_works() and not torch.is_autocast_enabled("cpu") else []
+    layers = []
     try:
-        for layer in layers:
-            packed = torch.ops.mkldnn._reorder_linear_weight(layer.weight.detach(), None)
+        for layer in candidates:
+            try:
+                packed = torch.ops.mkldnn._reorder_linear_weight(layer.weight.detach().contiguous(), None)
+            except RuntimeError:  # a shape or layout oneDNN refuses: that layer runs as it is
+                continue
             layer.forward = functools.partial(_packed_forward, packed, layer.bias)
+            layers.append(layer)
         yield
     finally:
         for layer in layers:
