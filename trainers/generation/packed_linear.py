@@ -38,7 +38,7 @@ def packing_works() -> bool:
 @contextlib.contextmanager
 def packed_linears(model: torch.nn.Module):
     """Within the context, the frozen fp32 CPU linear layers of ``model`` run on packed weights."""
-    candidates = [m for m in model.modules() if _packable(m)] if packing_works() and not torch.is_autocast_enabled("cpu") else []
+    candidates = [m for m in model.modules() if _packable(m)] if packing_works() and not _cpu_autocast() else []
     layers = []
     try:
         for layer in candidates:
@@ -52,6 +52,13 @@ def packed_linears(model: torch.nn.Module):
     finally:
         for layer in layers:
             layer.__dict__.pop("forward", None)  # drops the packed copy with it
+
+
+def _cpu_autocast() -> bool:
+    try:
+        return torch.is_autocast_enabled("cpu")
+    except TypeError:  # torch < 2.4 has no device argument
+        return torch.is_autocast_cpu_enabled()
 
 
 def _packable(module: torch.nn.Module) -> bool:
