@@ -89,7 +89,7 @@ def _to_json(value: object, depth: int, budget: _Budget, refs: type | None) -> o
         budget.take(len(value))
         out = [tag, *(_to_json(item, depth + 1, budget, refs) for item in value)]
         if tag in ("s", "f") and budget.capped:  # once the items are known to be plain data
-            _few_collisions(list(value))
+            _few_collisions(value)
         return out
     if kind is dict:
         budget.take(2 * len(value))
@@ -98,7 +98,7 @@ def _to_json(value: object, depth: int, budget: _Budget, refs: type | None) -> o
             out.append(_to_json(key, depth + 1, budget, refs))
             out.append(_to_json(item, depth + 1, budget, refs))
         if budget.capped:
-            _few_collisions(list(value))
+            _few_collisions(value)
         return out
     raise NotPlain(_describe(kind))
 
@@ -156,10 +156,11 @@ def _from_json(node: object, depth: int, resolve, budget: _Budget) -> object:
     raise NotPlain("malformed value")
 
 
-def _few_collisions(keys: list) -> None:
+def _few_collisions(keys) -> None:
     """Refuses set items or dict keys of which many share a hash (distinct ints k * (2**61 - 1),
     say): building the set would take quadratic time, in C, where nothing can interrupt it. A
     set the program really returned has distinct items, of which almost none share a hash."""
+    # Sized first: the hashes are only counted for the rare set or dict over the cap.
     if len(keys) > MAX_COLLISIONS and len(keys) - len({hash(key) for key in keys}) > MAX_COLLISIONS:
         raise NotPlain(f"more than {MAX_COLLISIONS} set items or dict keys with the same hash")
 
