@@ -31,14 +31,13 @@ from llm_coop_envs.sandbox.pool import get_pool
 
 # (label, mark at the phase's start, mark at its end); "sent" and "answered" are the host's.
 PHASES = [
-    ("host -> warm interpreter: request frame read", "sent", "received"),
-    ("forking side: run uid, scratch, forks the run's child (+ channel, pipes)", "received",
-     "child_forked"),
-    ("the run's pid and descriptors passed to the judge", "child_forked", "judge_started"),
+    ("host -> the waiting run's child: request frame header read", "sent", "received"),
+    ("the child reads the program, tells the forking side the limits", "received", "request_read"),
+    ("the run's pid and descriptors passed to the judge", "request_read", "judge_started"),
     ("judge reads the tests frame", "judge_started", "tests_read"),
     ("judge unpacks the tests, runs the prompt's context (the child starts meanwhile)",
      "tests_read", "tests_compiled"),
-    ("judge waits: the child starts, confines itself, runs the program", "tests_compiled", "program_ran"),
+    ("judge waits: the child sets the limits, runs the program", "tests_compiled", "program_ran"),
     ("judge runs the tests (calls to the child over the codec)", "program_ran", "tests_judged"),
     ("judge ends the run, collects output", "tests_judged", "facts_ready"),
     ("reply -> host (encode, pipe, decode)", "facts_ready", "answered"),
@@ -47,7 +46,7 @@ PHASES = [
 
 def _sandbox_phases(drafts: list, config) -> tuple[dict[str, list[float]], list[float]]:
     pool = get_pool(backends.resolve(config.backend), config.preload_modules,
-                    config.max_file_mb * 2 + 8, api.cores())
+                    config.max_file_mb, api.cores())
     worker = pool.acquire()
     phases: dict[str, list[float]] = {label: [] for label, _, _ in PHASES}
     totals = []
@@ -117,8 +116,11 @@ def _sandbox_roles() -> dict[int, str]:
             continue
         if any(arg.endswith(b"_zygote.py") for arg in argv) and not os.path.basename(argv[0]).startswith(b"bwrap"):
             zygotes.add(int(name))
-    return {pid: FORKING if parents[pid] in zygotes else JUDGE
-            for pid in zygotes if _below(pid, os.getpid(), parents)}
+    # A judge's parent is bwrap or this process; a forking side's is a judge; the runs' (and the
+    # child waiting for the next request) is a forking side.
+    judges = {pid for pid in zygotes if parents[pid] not in zygotes and _below(pid, os.getpid(), parents)}
+    forking = {pid for pid in zygotes if parents[pid] in judges}
+    return {**dict.fromkeys(judges, JUDGE), **dict.fromkeys(forking, FORKING)}
 
 
 def _stat(pid: int) -> tuple[int, float, float]:

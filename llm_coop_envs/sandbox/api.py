@@ -87,7 +87,7 @@ def run_tests(program: str, tests: Sequence[str], entry_point: str | None = None
     if rejected is not None:
         return rejected
     backend = backends.resolve(config.backend)
-    pool = get_pool(backend, config.preload_modules, config.max_file_mb * 2 + 8,
+    pool = get_pool(backend, config.preload_modules, config.max_file_mb,
                     max(_pool_size or 0, cores()))
     started = time.monotonic()
     frames = encode_request(program, tests, entry_point, config, context)

@@ -238,11 +238,15 @@ def _user_tasks() -> int:
     return count
 
 
-def plan(backend: str, preload: tuple[str, ...], scratch_mb: int) -> LaunchPlan:
+def plan(backend: str, preload: tuple[str, ...], max_file_mb: int) -> LaunchPlan:
+    """How to start a warm interpreter whose runs get a scratch folder of `max_file_mb` each."""
     # Root gives every run a uid of its own: RLIMIT_NPROC is not enforced for root, and another
     # uid can neither signal the warm interpreter nor read what an earlier run left.
     fresh_uids = os.geteuid() == 0
-    hello = {"preload": list(preload), "fresh_uids": fresh_uids,
+    # bwrap's /tmp: where runs get no tmpfs of their own, it holds the run's folder and the last
+    # one's (still being emptied), plus room for the warm interpreter's own files.
+    scratch_mb = max_file_mb * 2 + 8
+    hello = {"preload": list(preload), "fresh_uids": fresh_uids, "run_scratch_mb": max_file_mb,
              "nproc_base": 0 if fresh_uids else _user_tasks() + 64}
     allowed = allowed_packages(preload)
     if backend == "bwrap":

@@ -151,7 +151,7 @@ def run_tests_batch(jobs: Sequence[api.Job], config: SandboxConfig | None = None
     if not jobs:
         return []
     backend = backends.resolve(config.backend)
-    pool = get_pool(backend, config.preload_modules, config.max_file_mb * 2 + 8,
+    pool = get_pool(backend, config.preload_modules, config.max_file_mb,
                     max(workers, api.cores()))
     batch = _Batch(jobs, config, backend, pool, on_result)
     lanes = min(workers, len(jobs))

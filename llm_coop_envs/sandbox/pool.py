@@ -14,8 +14,8 @@ from llm_coop_envs.sandbox.worker import Worker
 class Pool:
     """Hands out idle workers; starts new ones (up to `size`) when all are busy."""
 
-    def __init__(self, backend: str, preload: tuple[str, ...], scratch_mb: int, size: int) -> None:
-        self.backend, self.preload, self.scratch_mb = backend, preload, scratch_mb
+    def __init__(self, backend: str, preload: tuple[str, ...], max_file_mb: int, size: int) -> None:
+        self.backend, self.preload, self.max_file_mb = backend, preload, max_file_mb
         self.size = size
         self._idle: list[Worker] = []
         self._alive = 0
@@ -41,7 +41,7 @@ class Pool:
                 return self._idle.pop()
             self._alive += 1
         try:
-            plan = backends.plan(self.backend, self.preload, self.scratch_mb)
+            plan = backends.plan(self.backend, self.preload, self.max_file_mb)
             worker = self._spawner.submit(Worker, plan).result()
             worker.handshake()  # in the caller's thread: workers start in parallel
             return worker
@@ -78,17 +78,18 @@ _pools_lock = threading.Lock()
 _owner_pid = os.getpid()
 
 
-def get_pool(backend: str, preload: tuple[str, ...], scratch_mb: int, size: int) -> Pool:
-    """The shared pool for this launch configuration (a forked host starts its own pools)."""
+def get_pool(backend: str, preload: tuple[str, ...], max_file_mb: int, size: int) -> Pool:
+    """The shared pool for this launch configuration (a forked host starts its own pools); its
+    warm interpreters give each run a scratch folder of `max_file_mb`."""
     global _owner_pid
-    key = (backend, preload, scratch_mb)
+    key = (backend, preload, max_file_mb)
     with _pools_lock:
         if os.getpid() != _owner_pid:  # inherited through fork: those workers belong to the parent
             _pools.clear()
             _owner_pid = os.getpid()
         pool = _pools.get(key)
         if pool is None:
-            pool = _pools[key] = Pool(backend, preload, scratch_mb, size)
+            pool = _pools[key] = Pool(backend, preload, max_file_mb, size)
     pool.grow(size)
     return pool
 

@@ -42,6 +42,14 @@ def _descendants(pid: int, tree: dict[int, list[int]]) -> list[int]:
     return found
 
 
+def _next_run(forking_side: int, tree: dict[int, list[int]]) -> int | None:
+    """The child that the forking side started for the next request, waiting for it (confined,
+    no program yet): named "next-run", with no children. A run's process that took the name too
+    makes two of them, and only one is passed over."""
+    waiting = [p for p in tree.get(forking_side, []) if _comm(p) == "next-run" and not tree.get(p)]
+    return waiting[0] if waiting else None
+
+
 def _is_zombie_or_gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
@@ -77,7 +85,9 @@ def _run_processes_now() -> list[int]:
             # The judge's one child is the warm interpreter's forking side, the parent (and
             # subreaper) of every run.
             for forking_side in tree.get(judge, []):
-                leftovers += [p for p in _descendants(forking_side, tree) if not _is_zombie_or_gone(p)]
+                waiting = _next_run(forking_side, tree)
+                leftovers += [p for p in _descendants(forking_side, tree)
+                              if p != waiting and not _is_zombie_or_gone(p)]
     return leftovers
 
 

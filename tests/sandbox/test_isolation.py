@@ -100,7 +100,7 @@ def test_concurrent_workers_have_cpu_cgroups_of_their_own(backend: str) -> None:
     """CPU fairness: sibling cgroups share the CPU equally, however many processes each has."""
     if _cgroup._parent() is None:
         pytest.skip("no writable cgroup v1 cpu hierarchy here: documented bound is RLIMIT_CPU/NPROC")
-    workers = [Worker(backends.plan(backend, (), 16)) for _ in range(2)]
+    workers = [Worker(backends.plan(backend, (), 4)) for _ in range(2)]
     try:
         groups = set()
         for worker in workers:

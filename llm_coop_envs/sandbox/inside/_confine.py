@@ -1,7 +1,9 @@
 """Confinement of a forked child: everything that must happen before the first untrusted byte runs.
 
-Runs in the warm interpreter's fork, before the program; nothing here may be reachable by it
-afterwards (it is all done by the time untrusted code runs).
+Runs in the warm interpreter's fork, in two parts: `prepare`, before the run's request has come
+(the child then waits for it, confined), and `finish`, once the child has read the request, for
+what the request decides and for closing the host channel. Nothing here may be reachable by the
+program afterwards (it is all done by the time untrusted code runs).
 
 Where the warm interpreter may create namespaces (root, or bwrap's user namespace), every run gets
 a mount namespace of its own: a fresh size- and inode-bounded tmpfs as its scratch folder and
@@ -82,8 +84,8 @@ def _reveal(private: dict[str, list[str]]) -> None:
             os.close(fd)
 
 
-def private_mounts(scratch: str, uid: int, limits: dict, view: dict) -> None:
-    """A mount namespace of this run's own, with fresh tmpfs at `scratch` and /dev/shm, every
+def private_mounts(scratch: str, uid: int, scratch_mb: int, view: dict) -> None:
+    """A mount namespace of this run's own, with fresh tmpfs at `scratch` (`scratch_mb`) and /dev/shm, every
     mount in view["writable"] read-only, and an empty read-only folder in place of each of
     view["hidden"]. An IPC namespace too, unless the seccomp filter already denies all IPC."""
     _check(_libc.unshare(_CLONE_NEWNS | (0 if _seccomp.AVAILABLE else _CLONE_NEWIPC)), "unshare")
@@ -96,7 +98,7 @@ def private_mounts(scratch: str, uid: int, limits: dict, view: dict) -> None:
             continue  # covered by another mount since; the uid and seccomp filter remain
     owner = f"mode=0700,uid={uid},gid={uid}"
     _mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV,
-           f"size={limits['max_file_mb']}m,nr_inodes={MAX_SCRATCH_FILES},{owner}")
+           f"size={scratch_mb}m,nr_inodes={MAX_SCRATCH_FILES},{owner}")
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV,
            f"size={_protocol.SHM_BYTES},nr_inodes=256,{owner}")
     for path in view.get("hidden", []):
@@ -110,7 +112,7 @@ def namespaces_work(probe_dir: str) -> bool:
     pid = os.fork()
     if pid == 0:
         try:
-            private_mounts(probe_dir, os.getuid(), {"max_file_mb": 1}, {"writable": writable_mounts()})
+            private_mounts(probe_dir, os.getuid(), 1, {"writable": writable_mounts()})
             os._exit(0)
         except BaseException:
             os._exit(1)
@@ -167,14 +169,14 @@ def _disable_trace_hooks() -> None:
     threading.settrace = threading.setprofile = refuse
 
 
-def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None,
-            view: dict | None) -> None:
-    """Everything that must happen before the first untrusted byte runs. `view`: None, or what
-    to hide and reveal in the run's own mount and IPC namespace (see the module's docstring)."""
+def prepare(scratch: str, uid: int | None, view: dict | None, scratch_mb: int) -> None:
+    """The confinement no request decides, done before the request comes: own session, mounts
+    (`view`: None, or what to hide and reveal in the run's own mount and IPC namespace, see the
+    module's docstring), working folder, environment, uid, no capabilities, no trace hooks, the
+    seccomp filter. The child then holds only the host channel, to read its request from."""
     os.setsid()
-    _wire_fds(fds)
     if view is not None:
-        private_mounts(scratch, uid if uid is not None else os.getuid(), request["limits"], view)
+        private_mounts(scratch, uid if uid is not None else os.getuid(), scratch_mb, view)
     os.chdir(scratch)
     os.environ.clear()
     os.environ.update({"HOME": scratch, "TMPDIR": scratch, "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -182,6 +184,12 @@ def confine(request: dict, fds: dict[str, int], scratch: str, uid: int | None,
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
         signal.signal(sig, signal.SIG_DFL)
     _drop_privileges(uid)
-    _set_limits(request["limits"], request.get("nproc_base", 0))
     _disable_trace_hooks()
     _seccomp.install()
+
+
+def finish(request: dict, fds: dict[str, int]) -> None:
+    """Once the request has been read: only the judge's socket and the output pipes stay open
+    (the host channel is closed), and the request's limits are set."""
+    _wire_fds(fds)
+    _set_limits(request["limits"], request.get("nproc_base", 0))

@@ -9,18 +9,22 @@ length-prefixed JSON frames on what were its stdin/stdout; it never runs untrust
 
 A request is two frames: the program (read by the run's child itself), then its tests (read by
 the judge). The forking side is split off before any request, and never reads a test or a
-program, so no child forked from it ever holds a test or an earlier run's program. It forks the
-run's child, learns from it only the run's limits and entry point, and passes the child's pid,
+program, so no child forked from it ever holds a test or an earlier run's program. It forks each
+run's child ahead of its request, as soon as the previous run has been swept: the child confines
+itself (_confine.py: its own uid, mount and IPC namespace, seccomp filter) and then waits for the
+request, so a request finds its run ready and pays for neither the fork nor the confinement.
+Having read the request, the child closes the host channel, sets the request's rlimits and tells
+the forking side only the run's limits and entry point; the forking side passes the child's pid,
 socket, output pipes and pidfd to the judge (SCM_RIGHTS); when the judge is done it sweeps the
-run, and only then does the judge answer the host. Only the run's child confines itself (_confine.py: its own uid, mount and IPC namespace, rlimits, seccomp
-filter); the judge keeps the warm interpreter's uid, file-system view and capabilities, and is
-not dumpable. Under bwrap the judge is the PID namespace's init (`--as-pid-1`): the sweep's
+run, and only then does the judge answer the host. Only the run's child confines itself; the
+judge keeps the warm interpreter's uid, file-system view and capabilities, and is not dumpable. Under bwrap the judge is the PID namespace's init (`--as-pid-1`): the sweep's
 kill(-1) spares it, and a run's signals without a handler never reach it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import gc
 import importlib
 import json
@@ -42,6 +46,8 @@ import _trash
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
+_PR_SET_NAME = 15
+WAITING_NAME = b"next-run"  # a run's child while it waits for its request (ps; the tests look for it)
 
 
 # Resolved once, before any fork: a dlopen and a symbol lookup in every child would cost it
@@ -51,6 +57,10 @@ _prctl = ctypes.CDLL(None, use_errno=True).prctl
 
 def _die_with_parent() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _name_process(name: bytes) -> None:
+    _prctl(_PR_SET_NAME, ctypes.c_char_p(name), 0, 0, 0)
 
 
 def _not_dumpable() -> None:
@@ -79,6 +89,16 @@ def _preload(modules: list[str]) -> list[str]:
     return failed
 
 
+@dataclasses.dataclass(frozen=True)
+class _NextRun:
+    """A run's child, forked and confined, waiting for its request on the host channel."""
+
+    pid: int
+    fds: dict[str, int]  # the judge's ends: the child's socket and output pipes
+    report: int  # where the child says what the judge needs of the request, once it has read it
+    scratch: str
+
+
 class Zygote:
     def __init__(self, hello: dict) -> None:
         self.mode = "namespace" if hello["pid_namespace"] else "plain"
@@ -88,8 +108,10 @@ class Zygote:
         self.run_uid: int | None = None
         self.scratch_root: str = hello["scratch_root"]
         self.nproc_base: int = hello.get("nproc_base", 0)
+        self.run_scratch_mb: int = hello["run_scratch_mb"]
         self.runs = 0
-        self.pending: int | None = None  # the run still to be cleaned up
+        self.pending: int | None = None  # the run (or run-to-be) still to be cleaned up
+        self.next: _NextRun | None = None
         self.scratch = os.path.join(self.scratch_root, "run")
         os.mkdir(self.scratch, 0o755)
         self.private = _confine.namespaces_work(self.scratch)  # else: a scratch folder per run
@@ -111,24 +133,24 @@ class Zygote:
             os.chown(path, self.run_uid, self.run_uid)
         return path
 
-    def _child(self, host_in: int, size: int, report: int, fds: dict[str, int],
-               scratch: str) -> None:
+    def _child(self, host_in: int, report: int, fds: dict[str, int], scratch: str) -> None:
         try:
-            request = _read_request(host_in, size, report)
-            request["nproc_base"] = self.nproc_base
-            _confine.confine(request, fds, scratch, self.run_uid,
-                             self.view if self.private else None)
+            _confine.prepare(scratch, self.run_uid, self.view if self.private else None,
+                             self.run_scratch_mb)
             _die_with_parent()  # after the uid change, which clears it
+            _name_process(WAITING_NAME)
+            request = _read_request(host_in, report)
+            _name_process(b"run")
+            request["nproc_base"] = self.nproc_base
+            _confine.finish(request, fds)
             _runner.run(request)
         except BaseException:
             os._exit(_protocol.HARNESS_FAILURE)
         os._exit(0)
 
-    def _fork_run(self, host_in: int, size: int, scratch: str) -> tuple[int, dict[str, int], dict]:
-        """Forks the run's child, which reads the program's frame (`size` bytes) itself; returns
-        its pid, the other ends of its channel and output pipes (for the judge) and what the
-        judge needs of the request (the limits and the entry point), or {} when the child could
-        not read it (the host has gone)."""
+    def fork_next_run(self, host_in: int) -> None:
+        """Forks the next request's child, which confines itself and then reads the request."""
+        scratch = self._next_run()
         channel, child_channel = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pipes = {name: os.pipe() for name in ("out", "err")}
         report_r, report_w = os.pipe()
@@ -139,45 +161,42 @@ class Zygote:
             os.close(report_r)
             for read_end, _ in pipes.values():
                 os.close(read_end)
-            self._child(host_in, size, report_w, ends, scratch)
+            self._child(host_in, report_w, ends, scratch)
+        self.pending = pid
         child_channel.close()
         os.close(report_w)
         for _, write_end in pipes.values():
             os.close(write_end)
         fds = {"channel": channel.detach(), "out": pipes["out"][0], "err": pipes["err"][0]}
-        return pid, fds, _read_report(report_r)
+        self.next = _NextRun(pid, fds, report_r, scratch)
 
-    def serve(self, host_in: int, control: socket.socket) -> bool:
-        """One request: forks its run (whose child reads the program), hands the run's pid and file
+    def serve(self, control: socket.socket) -> bool:
+        """One request: once the waiting child has read it, hands the run's pid and file
         descriptors to the judge (which reads the tests and answers the host), then waits until
         the judge is done with the run. False when the host or the judge has gone."""
-        try:
-            size = _protocol.read_size(host_in)
-        except _protocol.ChannelClosed:
-            return False
-        received = time.monotonic()
-        scratch = self._next_run()
-        pid, fds, about = self._fork_run(host_in, size, scratch)
-        self.pending = pid
-        if not about:
-            for fd in fds.values():
+        run, self.next = self.next, None
+        about = _read_report(run.report)
+        if not about:  # the host has gone (or the child could not read its request)
+            for fd in run.fds.values():
                 os.close(fd)
             self.clean_up()
             return False
-        pidfd = os.pidfd_open(pid)
-        about.update(pid=pid, marks={"received": received, "child_forked": time.monotonic()})
+        pidfd = os.pidfd_open(run.pid)
+        received = about.pop("received", None)
+        about.update(pid=run.pid, marks={"received": received, "request_read": time.monotonic()})
+        fds = run.fds
         ends = [fds["channel"], fds["out"], fds["err"], pidfd]
         try:
             socket.send_fds(control, [json.dumps(about).encode()], ends)
         finally:
             for fd in ends:
                 os.close(fd)
-        if not self._answer_judge(control, pid):
+        if not self._answer_judge(control, run.pid):
             return False
         self.clean_up()
         control.send(_judge.SWEPT)
         if self.trash is not None:
-            self.trash.add(scratch)
+            self.trash.add(run.scratch)
         return True
 
     def _answer_judge(self, control: socket.socket, pid: int) -> bool:
@@ -209,14 +228,17 @@ class Zygote:
         self.pending = None
 
 
-def _read_request(host_in: int, size: int, report: int) -> dict:
+def _read_request(host_in: int, report: int) -> dict:
     """The child's side: reads the program's frame from the host, and tells the forking side
     only what the judge needs. The forking side never holds a program, so no later run forked
     from it can find an earlier run's program in its memory."""
     try:
+        size = _protocol.read_size(host_in)
+        received = time.monotonic()
         request = _protocol.read_body(host_in, size)
         _protocol.write_all(report, json.dumps(
-            {"limits": request["limits"], "entry_point": request.get("entry_point")}).encode())
+            {"limits": request["limits"], "entry_point": request.get("entry_point"),
+             "received": received}).encode())
     finally:
         os.close(report)
     return request
@@ -277,13 +299,15 @@ def _zygote(hello: dict, host_in: int, control: socket.socket) -> None:
     _die_with_parent()
     _reap.become_subreaper()
     zygote = Zygote(hello)
+    zygote.fork_next_run(host_in)
     control.send(b"ready")
     while True:
-        served = zygote.serve(host_in, control)
+        served = zygote.serve(control)
         if not served:
             return
+        zygote.fork_next_run(host_in)
         if zygote.trash is not None:
-            zygote.trash.empty_until(lambda: _waiting(host_in))
+            zygote.trash.empty_until(lambda: _waiting(host_in) or _waiting(zygote.next.report))
 
 
 def _waiting(fd: int) -> bool:
