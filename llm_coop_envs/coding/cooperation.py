@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import unicodedata
 
 _NOT_ANALYSED = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 
@@ -23,17 +24,19 @@ class HelperUse:
 
 def analyse_helper_use(main_code: str, entry_point: str, helper_functions: tuple[str, ...]) -> HelperUse:
     """The facts above; all False when main's code does not parse or no helper function exists."""
-    if not helper_functions:
+    # Python reads identifiers in NFKC form (a fullwidth "ａｕｘ" is "aux"): a helper that main's
+    # code does not name even in that form cannot be used, and the code need not be parsed.
+    spelled = unicodedata.normalize("NFKC", main_code)
+    names = {name for name in helper_functions if name in spelled}
+    if not names:
         return HelperUse()
     try:
         module = ast.parse(main_code)
     except _NOT_ANALYSED:
         return HelperUse()
-    names = set(helper_functions)
-    references = [n for n in ast.walk(module) if isinstance(n, ast.Name) and n.id in names]
+    references, discarded = _references(module, names)
     if not references:
         return HelperUse()
-    discarded = _discarded_calls(module, names)
     used = tuple(dict.fromkeys(sorted((n.lineno, n.col_offset, n.id) for n in references)))
     return HelperUse(
         calls_helper=True,
@@ -43,16 +46,20 @@ def analyse_helper_use(main_code: str, entry_point: str, helper_functions: tuple
     )
 
 
-def _discarded_calls(module: ast.Module, names: set[str]) -> list[ast.Name]:
-    """Helper names whose call is an expression statement (``aux(x)`` on its own line)."""
-    found = []
+def _references(module: ast.Module, names: set[str]) -> tuple[list[ast.Name], list[ast.Name]]:
+    """In one walk: every mention of a helper name, and those whose call is an expression
+    statement (``aux(x)`` on its own line, its value thrown away)."""
+    references, discarded = [], []
     for node in ast.walk(module):
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        if isinstance(node, ast.Name):
+            if node.id in names:
+                references.append(node)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             function = node.value.func
             if isinstance(function, ast.Name) and function.id in names:
-                found.append(function)
+                discarded.append(function)
     # A discarded call whose arguments mention a helper again still uses that inner value.
-    return found
+    return references, discarded
 
 
 def _is_thin_wrapper(module: ast.Module, entry_point: str, names: set[str]) -> bool:

@@ -64,6 +64,12 @@ def test_passing_the_helper_as_a_value_counts_as_calling_it(task):
     assert score(task, HELPER_SUM, main).reward.total == pytest.approx(4.0)
 
 
+def test_a_helper_named_in_another_unicode_form_still_counts_as_used(task):
+    """Python reads identifiers in NFKC form: fullwidth ａｕｘ is the helper aux."""
+    main = "def add_then_double(a, b):\n    return \uff41\uff55\uff58(a, b) * 2\n"
+    assert score(task, HELPER_SUM, main).reward.total == pytest.approx(4.0)
+
+
 def test_missing_helper_gives_no_helper_points_and_no_cooperation(task):
     main_with_own_aux = "def aux(a, b):\n    return a + b\n\n" + MAIN_USES
     evaluation = score(task, "I cannot help.", main_with_own_aux)
