@@ -44,10 +44,20 @@ def _descendants(pid: int, tree: dict[int, list[int]]) -> list[int]:
 
 def _next_run(forking_side: int, tree: dict[int, list[int]]) -> int | None:
     """The child that the forking side started for the next request, waiting for it (confined,
-    no program yet): named "next-run", with no children. A run's process that took the name too
-    makes two of them, and only one is passed over."""
+    no program yet): named "next-run", with no children, and forked after the last run was swept,
+    so the newest of such. A run's process that took the name too is older, and counts."""
     waiting = [p for p in tree.get(forking_side, []) if _comm(p) == "next-run" and not tree.get(p)]
-    return waiting[0] if waiting else None
+    return max(waiting, key=_started, default=None)
+
+
+def _started(pid: int) -> tuple[int, int]:
+    """(start time in clock ticks since boot, pid): pids grow within a tick."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return (0, pid)
+    return int(stat[stat.rindex(b")") + 2:].split()[19]), pid
 
 
 def _is_zombie_or_gone(pid: int) -> bool:
@@ -68,15 +78,18 @@ def run_processes(wait_s: float = 2.0) -> list[int]:
     after the reply; a big address space takes a moment to tear down, so poll for `wait_s`."""
     deadline = time.monotonic() + wait_s
     while True:
-        leftovers = _run_processes_now()
-        if not leftovers or time.monotonic() > deadline:
+        leftovers, settled = _run_processes_now()
+        if (not leftovers and settled) or time.monotonic() > deadline:
             return leftovers
         time.sleep(0.02)
 
 
-def _run_processes_now() -> list[int]:
+def _run_processes_now() -> tuple[list[int], bool]:
+    """(live processes of runs, whether every forking side has forked its next run's child yet:
+    until then a leftover that took that child's name could pass for it)."""
     tree = _children()
     leftovers: list[int] = []
+    settled = True
     for pool in list(pools._pools.values()):
         for worker in list(pool._idle):
             judge = worker.proc.pid
@@ -86,9 +99,10 @@ def _run_processes_now() -> list[int]:
             # subreaper) of every run.
             for forking_side in tree.get(judge, []):
                 waiting = _next_run(forking_side, tree)
+                settled = settled and waiting is not None
                 leftovers += [p for p in _descendants(forking_side, tree)
                               if p != waiting and not _is_zombie_or_gone(p)]
-    return leftovers
+    return leftovers, settled
 
 
 def marked_processes(marker: str, wait_s: float = 2.0) -> list[int]:
