@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 import uuid
 
 import pytest
@@ -235,7 +236,7 @@ def test_every_run_starts_from_the_same_random_state(cfg) -> None:
 def test_no_descriptor_left_in_the_judge_or_the_forking_side(cfg) -> None:
     _honest_run_is_unaffected(cfg)
     interpreters = _warm_interpreters()
-    before = _descriptors(interpreters)
+    before = _settled_descriptors(interpreters)
     for name in ("forged_setup_and_answers", "answer_out_of_order", "channel_closed",
                  "half_a_frame_then_exit"):
         run_tests(PROTOCOL_ATTACKS[name], TESTS, "f", cfg)
@@ -243,7 +244,7 @@ def test_no_descriptor_left_in_the_judge_or_the_forking_side(cfg) -> None:
         run_tests(SIGNAL_ATTACKS[name], TESTS, "f", cfg)
     _honest_run_is_unaffected(cfg)
     assert _warm_interpreters() == interpreters
-    after = _descriptors(interpreters)
+    after = _settled_descriptors(interpreters)
     # Only processes alive at both reads are compared: a run that is still being reaped when the
     # first read is taken is not one of the long-lived processes whose leaks this test looks for.
     lasting = before.keys() & after.keys()
@@ -251,9 +252,22 @@ def test_no_descriptor_left_in_the_judge_or_the_forking_side(cfg) -> None:
     assert {pid: after[pid] for pid in lasting} == {pid: before[pid] for pid in lasting}
 
 
+def _settled_descriptors(roots: set[int], wait_s: float = 2.0) -> dict[int, int]:
+    """_descriptors once the warm interpreters are idle: each forking side has forked and named its
+    next run's child (right after a reply it is still doing so, opening and closing that child's
+    descriptors), and two reads agree."""
+    from .sandbox_watch import _run_processes_now
+    deadline = time.monotonic() + wait_s
+    while True:
+        counts = _descriptors(roots)
+        time.sleep(0.02)
+        if (_run_processes_now()[1] and _descriptors(roots) == counts) or time.monotonic() > deadline:
+            return counts
+
+
 def _descriptors(roots: set[int]) -> dict[int, int]:
-    """Open descriptors of each process under the warm interpreters (judge, forking side),
-    read between requests."""
+    """Open descriptors of each process under the warm interpreters (judge, forking side, the
+    child waiting for the next request), read between requests."""
     from .sandbox_watch import _children, _descendants
     tree = _children()
     counts = {}
