@@ -10,18 +10,22 @@ import time
 from llm_coop_envs.sandbox import pool as pools
 
 
+def _stat(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (state, parent, ...), or None when gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(b")") + 2:].split()
+
+
 def _children() -> dict[int, list[int]]:
     tree: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        parent = int(stat[stat.rindex(b")") + 2:].split()[1])
-        tree.setdefault(parent, []).append(int(name))
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        fields = _stat(int(name))
+        if fields is not None:
+            tree.setdefault(int(fields[1]), []).append(int(name))
     return tree
 
 
@@ -52,21 +56,13 @@ def _next_run(forking_side: int, tree: dict[int, list[int]]) -> int | None:
 
 def _started(pid: int) -> tuple[int, int]:
     """(start time in clock ticks since boot, pid): pids grow within a tick."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return (0, pid)
-    return int(stat[stat.rindex(b")") + 2:].split()[19]), pid
+    fields = _stat(pid)
+    return (0 if fields is None else int(fields[19])), pid
 
 
 def _is_zombie_or_gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return True
-    return stat[stat.rindex(b")") + 2:].split()[0] == b"Z"
+    fields = _stat(pid)
+    return fields is None or fields[0] == b"Z"
 
 
 def run_processes(wait_s: float = 2.0) -> list[int]:
@@ -82,6 +78,11 @@ def run_processes(wait_s: float = 2.0) -> list[int]:
         if (not leftovers and settled) or time.monotonic() > deadline:
             return leftovers
         time.sleep(0.02)
+
+
+def next_runs_forked() -> bool:
+    """Whether every forking side has forked its next run's child: the warm interpreters are idle."""
+    return _run_processes_now()[1]
 
 
 def _run_processes_now() -> tuple[list[int], bool]:

@@ -256,12 +256,12 @@ def _settled_descriptors(roots: set[int], wait_s: float = 2.0) -> dict[int, int]
     """_descriptors once the warm interpreters are idle: each forking side has forked and named its
     next run's child (right after a reply it is still doing so, opening and closing that child's
     descriptors), and two reads agree."""
-    from .sandbox_watch import _run_processes_now
+    from .sandbox_watch import next_runs_forked
     deadline = time.monotonic() + wait_s
     while True:
         counts = _descriptors(roots)
         time.sleep(0.02)
-        if (_run_processes_now()[1] and _descriptors(roots) == counts) or time.monotonic() > deadline:
+        if (next_runs_forked() and _descriptors(roots) == counts) or time.monotonic() > deadline:
             return counts
 
 

@@ -85,9 +85,9 @@ def _reveal(private: dict[str, list[str]]) -> None:
 
 
 def private_mounts(scratch: str, uid: int, scratch_mb: int, view: dict) -> None:
-    """A mount namespace of this run's own, with fresh tmpfs at `scratch` (`scratch_mb`) and /dev/shm, every
-    mount in view["writable"] read-only, and an empty read-only folder in place of each of
-    view["hidden"]. An IPC namespace too, unless the seccomp filter already denies all IPC."""
+    """A mount namespace of this run's own, with fresh tmpfs at `scratch` (`scratch_mb`) and
+    /dev/shm, every mount in view["writable"] read-only, and an empty read-only folder in place of
+    each of view["hidden"]. An IPC namespace too, unless the seccomp filter already denies all IPC."""
     _check(_libc.unshare(_CLONE_NEWNS | (0 if _seccomp.AVAILABLE else _CLONE_NEWIPC)), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     _reveal(view.get("private", {}))

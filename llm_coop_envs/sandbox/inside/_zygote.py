@@ -17,8 +17,9 @@ Having read the request, the child closes the host channel, sets the request's r
 the forking side only the run's limits and entry point; the forking side passes the child's pid,
 socket, output pipes and pidfd to the judge (SCM_RIGHTS); when the judge is done it sweeps the
 run, and only then does the judge answer the host. Only the run's child confines itself; the
-judge keeps the warm interpreter's uid, file-system view and capabilities, and is not dumpable. Under bwrap the judge is the PID namespace's init (`--as-pid-1`): the sweep's
-kill(-1) spares it, and a run's signals without a handler never reach it.
+judge keeps the warm interpreter's uid, file-system view and capabilities, and is not dumpable.
+Under bwrap the judge is the PID namespace's init (`--as-pid-1`): the sweep's kill(-1) spares it,
+and a run's signals without a handler never reach it.
 """
 
 from __future__ import annotations
