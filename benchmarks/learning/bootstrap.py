@@ -1,10 +1,13 @@
 """Hierarchical bootstrap over seeds, then problems: pure functions on (seeds x problems) arrays.
 
 A run's held-out score varies for two reasons: the training seed and the sample of problems. One
-resample draws seeds with replacement, then, for each drawn seed slot, problems with replacement, and
-takes the mean of the picked values. The 2.5th and 97.5th percentiles of many such means are the
-95 % interval. Comparisons that share problems (after vs untrained, one algorithm vs another) reuse
-the same problem draws on both sides, so the problem-to-problem spread that both share cancels.
+resample draws the problems with replacement once, then the seeds with replacement, and takes the
+mean of the picked values. Every seed is scored on the same held-out problems, so every drawn seed
+slot uses the same problem draw: drawing problems anew for each seed would average independent
+problem samples and make the interval too narrow (S identical seeds would look like S times the
+problems). The 2.5th and 97.5th percentiles of many such means are the 95 % interval. Comparisons
+that share problems (after vs untrained, one algorithm vs another) reuse the same problem draws on
+both sides, so the problem-to-problem spread that both share cancels.
 """
 
 from __future__ import annotations
@@ -31,21 +34,25 @@ class Interval:
 
 @dataclasses.dataclass(frozen=True)
 class Draws:
-    """Index arrays of one set of resamples: seed slots (R, S) and problems per slot (R, S, P)."""
+    """Index arrays of one set of resamples: seed slots (R, S) and one problem draw (R, P) shared by
+    every slot of a resample."""
 
     seeds: np.ndarray
     problems: np.ndarray
 
 
 def draw(seeds: int, problems: int, resamples: int = RESAMPLES, rng: np.random.Generator | None = None) -> Draws:
+    """Problems first, then seeds: the problem draws of a given RNG seed are the same whatever the
+    number of seeds, so S identical seeds give exactly the one-seed interval."""
     rng = rng if rng is not None else np.random.default_rng(RNG_SEED)
-    return Draws(rng.integers(0, seeds, (resamples, seeds)), rng.integers(0, problems, (resamples, seeds, problems)))
+    problem_draws = rng.integers(0, problems, (resamples, problems))
+    return Draws(rng.integers(0, seeds, (resamples, seeds)), problem_draws)
 
 
 def resampled_means(values: np.ndarray, draws: Draws) -> np.ndarray:
     """The mean of ``values`` (seeds x problems) under every resample: shape (R,)."""
     values = _matrix(values)
-    picked = values[draws.seeds[..., None], draws.problems]
+    picked = values[draws.seeds[..., None], draws.problems[:, None, :]]
     return picked.mean(axis=(1, 2))
 
 
@@ -68,18 +75,17 @@ def difference(a: np.ndarray, b: np.ndarray, resamples: int = RESAMPLES, seed: i
     """``a - b`` for two algorithms on the same problems (columns) with their own seeds (rows).
 
     Seeds are drawn independently for each side (seed k of one algorithm has nothing to do with
-    seed k of the other); problems are drawn once and used on both sides.
+    seed k of the other); problems are drawn once per resample and used by every seed of both sides.
     """
     a, b = _matrix(a), _matrix(b)
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"both sides need the same problems, got {a.shape[1]} and {b.shape[1]} columns")
     rng = np.random.default_rng(seed)
-    slots = max(a.shape[0], b.shape[0])
-    problems = rng.integers(0, a.shape[1], (resamples, slots, a.shape[1]))
+    problems = rng.integers(0, a.shape[1], (resamples, a.shape[1]))
     means = []
     for side in (a, b):
         seeds = rng.integers(0, side.shape[0], (resamples, side.shape[0]))
-        means.append(resampled_means(side, Draws(seeds, problems[:, : side.shape[0]])))
+        means.append(resampled_means(side, Draws(seeds, problems)))
     return _summarise(float(a.mean() - b.mean()), means[0] - means[1])
 
 

@@ -58,3 +58,27 @@ def test_bad_input_is_refused(bad):
 def test_paired_arrays_must_match():
     with pytest.raises(ValueError, match="same shape"):
         bootstrap.paired_difference(np.zeros((2, 3)), np.zeros((2, 4)))
+
+
+@pytest.mark.parametrize("seeds", [2, 3, 5])
+def test_identical_seeds_give_exactly_the_one_seed_interval(seeds):
+    # Every seed is scored on the same problems: copies of one seed add no problems, so no certainty.
+    one = np.random.default_rng(4).integers(0, 2, (1, 43)).astype(float)
+    assert bootstrap.interval(np.repeat(one, seeds, axis=0), resamples=2000) == bootstrap.interval(one, resamples=2000)
+
+
+def test_identical_seeds_give_the_one_seed_interval_of_a_paired_change():
+    rng = np.random.default_rng(5)
+    before, after = (rng.integers(0, 2, (1, 30)).astype(float) for _ in range(2))
+    one = bootstrap.paired_difference(after, before, resamples=1000)
+    three = bootstrap.paired_difference(np.repeat(after, 3, axis=0), np.repeat(before, 3, axis=0), resamples=1000)
+    assert one == three and one.low < one.mean < one.high
+
+
+def test_every_seed_slot_of_a_resample_uses_the_same_problems():
+    draws = bootstrap.draw(seeds=4, problems=10, resamples=50, rng=np.random.default_rng(0))
+    assert draws.problems.shape == (50, 10) and draws.seeds.shape == (50, 4)
+    # A seeds x problems table whose value is the problem's index: each slot's mean is the same.
+    values = np.tile(np.arange(10.0), (4, 1))
+    means = bootstrap.resampled_means(values, draws)
+    assert means == pytest.approx(draws.problems.mean(axis=1))
