@@ -1,0 +1,117 @@
+"""# CoopProcedural (``coop_procedural-v0``)
+
+A cooperative coding suite generated from seeds, in the spirit of Reasoning Gym's task
+generators: each **family** is a small generator ``generate(rng, level)`` that draws a problem's
+domain, names, wording and parameters, writes a reference ``aux`` for the **helper** and a
+reference entry point for **main** that calls it, and proposes inputs; the expected values are
+computed by running the two references. Training draws fresh problems without end; the test set
+and the held-out families are fixed. Everything is generated inside the package: it works offline,
+and every text and line of code is the project's own (invented domains: shop orders, game scores,
+sensor logs, ticket codes, ...), not taken from any public benchmark.
+
+```python
+import llm_coop_envs
+env = llm_coop_envs.make("coop_procedural-v0", split="test", level=1)
+observations, infos = env.reset(seed=0)
+```
+
+| | |
+|---|---|
+| Agents | ``helper``, ``main``; ``team="single"``: ``main`` alone |
+| Observation / action | any Unicode text (``UnicodeText`` space) |
+| ``train`` | 1,000,000 problems, each built on first use from its index (family ``i % 12``, level ``(i // 12) % 3``, seed from ``i``) |
+| ``test`` | 360 fixed problems: 10 per training family and level |
+| ``heldout_families`` | 96 fixed problems: 8 per held-out family and level |
+| Tests | 1-2 public examples in the docstring (feedback), 5-8 hidden asserts (score) |
+| Reward | joint, the same for both agents: ``"levels"`` (default, max 4.0) under the ``v1`` scoring rules |
+| Solved | every hidden test passes |
+
+## Problems
+
+Every problem is a HumanEval-style row: ``prompt`` (main's signature and a docstring with one or two
+``>>>`` examples), ``entry_point``, ``helper`` (``aux``'s signature and one sentence of what it
+returns), ``reference_helper``, ``reference_main``, ``public_test`` (the examples as asserts),
+``test`` (the hidden asserts, none calling main as an example does), and ``family``, ``level``,
+``split``, ``helper_fact``. Its ``task_id`` is ``coop_procedural/<family>/L<level>/<hash>``, the
+hash being the first 8 hex digits of the sha256 of what the agents see and what scores them.
+
+Some families give the helper a fact that main's prompt lacks (``helper_fact``: a rule, a small
+table, a constant): main's prompt only says what ``aux`` returns, so main needs ``aux`` to be right.
+
+Every problem is checked when drawn: at least 5 hidden tests, none repeating a public example, at
+least two different expected values and one that differs from the first argument, so a constant, the
+identity or a table of the public examples fails a hidden test. Each reference is at most 400
+characters (well under 128 tokens of the default model's tokenizer).
+
+## Families
+
+Training (``*``: the helper alone is told a fact):
+
+* ``bonus_scores``\\*: ``aux`` applies a bonus rule to a score; main adjusts, totals above a minimum, or picks the best even one.
+* ``order_totals``: ``aux`` prices one order (a bulk discount at level 3); main totals or counts affordable orders.
+* ``clamp_readings``: ``aux`` clamps a reading into a range; main lists, sums or counts changes.
+* ``neighbour_gaps``: ``aux`` measures the step between two readings; main lists, maximises or locates steep rises.
+* ``digit_sums``: ``aux`` sums a number's digits; main lists, counts lucky numbers or picks the heaviest.
+* ``bucket_counts``: ``aux`` rounds a value down to its bucket; main lists, counts per bucket or finds the busiest.
+* ``tag_words``: ``aux`` makes an upper-case tag of a word; main lists, joins, or filters and de-duplicates.
+* ``initials``: ``aux`` gives a name's initials; main lists, counts, or finds shared initials.
+* ``code_fees``\\*: ``aux`` looks a ticket code's fee up in a table; main totals, filters or groups fees.
+* ``valid_codes``\\*: ``aux`` checks a code against a rule; main counts, keeps or tallies valid codes.
+* ``level_labels``\\*: ``aux`` labels a value by cut points; main lists, counts per label or selects one label.
+* ``convert_amounts``\\*: ``aux`` converts an amount at an exchange rate; main totals, filters, or takes the spread (floats, compared with ``math.isclose``).
+
+Held out (split ``heldout_families``, never drawn for training):
+
+* ``letter_points``\\*: ``aux`` scores a word by letter values; main totals, picks the best or ranks words.
+* ``longest_run``: ``aux`` says whether a value continues a run; main counts continuations, the longest run, or where it starts.
+* ``mask_codes``: ``aux`` masks all but the last characters of a code; main lists, joins, or filters and de-duplicates.
+* ``category_weights``\\*: ``aux`` looks a category's weight up in a table; main weighs entries, per category, or finds the heaviest.
+
+## Levels
+
+* **1**: ``aux`` is one expression; main is one comprehension or builtin call over a short list (1-4 items).
+* **2**: main adds a condition, a second argument, a join or a dict of counts (lists of 2-6 items).
+* **3**: main composes more (de-duplication, arg-max with ties, changes between neighbours, a
+  grouped total), inputs grow to 9 items and include the empty list and repeats.
+
+## Splits never meet
+
+A draw is kept for ``train`` only when the first bit of the sha256 of its prompt and of its hidden
+test are both 0, for ``test`` only when both are 1 (otherwise the next seed is drawn). So no test
+problem has the prompt or the hidden test of any training problem, whatever the index. The held-out
+families are never drawn for training.
+
+## Reward
+
+The coding rewards of every coding env (``llm_coop_envs.coding.reward``, on the
+[Coding tasks](coding.md) page), under the ``v1`` scoring rules (``llm_coop_envs.coding.rules``):
+only the hidden asserts score; the public examples and the error types of the hidden failures are
+the multi-turn feedback. Every reference helper and main earn the maximum 4.0 of ``"levels"`` in the
+package's tests.
+
+## Arguments
+
+| argument | default | meaning |
+|---|---|---|
+| ``split`` | ``"train"`` | ``"train"`` (endless fresh draws), ``"test"`` (fixed, training families) or ``"heldout_families"`` |
+| ``level`` | ``None`` | only these levels: an int (``1``) or a list (``[1, 2]``); ``None`` is every level (1-3) |
+| ``reward``, ``sandbox``, ``team``, ``reward_mode`` | | as in ``coop_basics-v0`` |
+| ``num_turns``, ``feedback``, ``protocol``, ``share_replies``, ``stop_when_solved``, ``render_mode``, ... | | passed to ``CoopEnv`` |
+
+``level`` narrows **every** split, the fixed ones included: ``split="test", level=1`` holds the 120
+level-1 test problems, not 360. The env says what it holds in ``env.metadata["suite"]`` (split,
+levels, ``narrowed``, families, number of problems), the make call's keywords are kept in its spec,
+and each ``infos[agent]["task_id"]`` names the problem's level. To evaluate a run trained on a
+narrowed level, make the evaluation env with ``level=None`` to keep every level.
+
+## Version history
+
+* v0: first version (12 training families, 4 held-out families, levels 1-3, ``v1`` scoring rules).
+"""
+
+from llm_coop_envs.coding.procedural.env import env
+from llm_coop_envs.coding.procedural.families import FAMILIES, HELDOUT_FAMILIES, LEVELS, TRAIN_FAMILIES
+from llm_coop_envs.coding.procedural.generate import TrainRows, fixed_rows, generate_row
+
+__all__ = ["env", "FAMILIES", "HELDOUT_FAMILIES", "LEVELS", "TRAIN_FAMILIES", "TrainRows", "fixed_rows",
+           "generate_row"]

@@ -1,0 +1,51 @@
+"""The ``coop_procedural-v0`` env: pick the split's rows, hand them to the coding env factory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from llm_coop_envs.coding.factory import coding_env
+from llm_coop_envs.coding.procedural.build import SUITE
+from llm_coop_envs.coding.procedural.families import HELDOUT_FAMILIES, LEVELS, TRAIN_FAMILIES
+from llm_coop_envs.coding.procedural.generate import TrainRows, fixed_rows
+from llm_coop_envs.core.env import CoopEnv
+
+NAME = "coop_procedural-v0"
+SPLITS = ("train", "test", "heldout_families")
+
+
+def env(*, split: str = "train", level: int | Iterable[int] | None = None, **kwargs: Any) -> CoopEnv:
+    """The procedural cooperative coding suite; see the package docstring for the arguments."""
+    if "data_path" in kwargs:
+        raise TypeError(f"{NAME} generates its problems and has no data_path.")
+    levels = chosen_levels(level)
+    rows = split_rows(split, levels)
+    made = coding_env(SUITE, rows, split="all", name=NAME, rules="v1", **kwargs)
+    made.metadata = {**made.metadata, "suite": suite_info(split, levels, rows)}
+    return made
+
+
+def split_rows(split: str, levels: tuple[int, ...]) -> Sequence[dict[str, Any]]:
+    """The rows of ``split`` at ``levels``: a lazy endless-looking sequence for train, a fixed tuple otherwise."""
+    if split == "train":
+        return TrainRows(tuple(TRAIN_FAMILIES), levels)
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}.")
+    return tuple(row for row in fixed_rows(split) if row["level"] in levels)
+
+
+def chosen_levels(level: int | Iterable[int] | None) -> tuple[int, ...]:
+    if level is None:
+        return LEVELS
+    levels = (level,) if isinstance(level, int) and not isinstance(level, bool) else tuple(level)
+    if not levels or any(not isinstance(x, int) or isinstance(x, bool) or x not in LEVELS for x in levels):
+        raise ValueError(f"level must be one of {LEVELS} or a list of them, got {level!r}.")
+    return tuple(sorted(set(levels)))
+
+
+def suite_info(split: str, levels: tuple[int, ...], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the env holds, so a narrowed evaluation is visible (``env.metadata["suite"]``)."""
+    families = TRAIN_FAMILIES if split != "heldout_families" else HELDOUT_FAMILIES
+    return {"split": split, "levels": list(levels), "narrowed": levels != LEVELS,
+            "families": list(families), "problems": len(rows)}

@@ -1,0 +1,117 @@
+"""Problems from seeds: one row per (stream, index), and the three splits.
+
+Every draw is seeded with sha256 of its stream, family, level, index and attempt, so the same
+index gives the same row in every process. The train and test streams can never meet: a
+``train`` row is kept only when the first bits of the sha256 of its prompt and of its hidden test
+are both 0, a ``test`` row only when both are 1; any other draw is redrawn (next attempt). Two
+rows sharing a prompt or a test therefore always fall in the same split.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Sequence
+from typing import Any, overload
+
+from llm_coop_envs.coding.procedural.build import build_row, sha256_text
+from llm_coop_envs.coding.procedural.draft import Rejected
+from llm_coop_envs.coding.procedural.families import FAMILIES, HELDOUT_FAMILIES, LEVELS, TRAIN_FAMILIES
+
+TRAIN_SIZE = 10**6
+TEST_PER_CELL = 10
+"""Test problems per (training family, level): 12 families x 3 levels x 10 = 360."""
+HELDOUT_PER_CELL = 8
+"""Problems per (held-out family, level): 4 x 3 x 8 = 96."""
+MAX_ATTEMPTS = 200
+
+Row = dict[str, Any]
+
+
+def generate_row(stream: str, family: str, level: int, index: int) -> Row:
+    """The row drawn for ``index`` of ``stream`` ("train", "test" or "heldout_families")."""
+    for attempt in range(MAX_ATTEMPTS):
+        rng = random.Random(_seed(stream, family, level, index, attempt))
+        try:
+            row = build_row(FAMILIES[family](rng, level), family, level, stream)
+        except Rejected:
+            continue
+        if _side(row) == _WANTED.get(stream, _side(row)):
+            return row
+    raise RuntimeError(f"No sound {family} problem at level {level} for {stream}/{index} in {MAX_ATTEMPTS} draws.")
+
+
+def _seed(*parts: object) -> int:
+    return int(sha256_text("/".join(map(str, parts)))[:16], 16)
+
+
+def _side(row: Row) -> tuple[int, int]:
+    return int(sha256_text(row["prompt"])[0], 16) & 1, int(sha256_text(row["test"])[0], 16) & 1
+
+
+_WANTED = {"train": (0, 0), "test": (1, 1)}
+
+
+class TrainRows(Sequence):
+    """Item ``i`` is a fresh training problem, built on first access from seed ``i``; families and
+    levels take turns (family ``i % F``, level ``(i // F) % L``) so every stretch is balanced."""
+
+    def __init__(self, families: Sequence[str] = tuple(TRAIN_FAMILIES), levels: Sequence[int] = LEVELS,
+                 size: int = TRAIN_SIZE) -> None:
+        self.families, self.levels, self.size = tuple(families), tuple(levels), size
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, index: int) -> Row: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Row]: ...
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.size))]
+        if not -self.size <= index < self.size:
+            raise IndexError(f"training problem {index} is out of range (0 to {self.size - 1}).")
+        return _train_row(self.families, self.levels, index % self.size)
+
+    def __deepcopy__(self, memo: dict) -> TrainRows:
+        return self  # immutable: copies of an env can share it
+
+    def __reduce__(self):
+        return TrainRows, (self.families, self.levels, self.size)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TrainRows) and (self.families, self.levels, self.size) == (
+            other.families, other.levels, other.size)
+
+    def __hash__(self) -> int:
+        return hash((self.families, self.levels, self.size))
+
+
+@functools.lru_cache(maxsize=4096)
+def _train_row(families: tuple[str, ...], levels: tuple[int, ...], index: int) -> Row:
+    family = families[index % len(families)]
+    level = levels[(index // len(families)) % len(levels)]
+    return generate_row("train", family, level, index)
+
+
+@functools.lru_cache(maxsize=None)
+def fixed_rows(stream: str) -> tuple[Row, ...]:
+    """The fixed test or held-out-families set: ``per_cell`` distinct problems per family and level."""
+    families, per_cell = (TRAIN_FAMILIES, TEST_PER_CELL) if stream == "test" else (HELDOUT_FAMILIES, HELDOUT_PER_CELL)
+    rows = []
+    for family in families:
+        for level in LEVELS:
+            rows.extend(_distinct_cell(stream, family, level, per_cell))
+    return tuple(rows)
+
+
+def _distinct_cell(stream: str, family: str, level: int, count: int) -> list[Row]:
+    cell: dict[str, Row] = {}
+    index = 0
+    while len(cell) < count:
+        row = generate_row(stream, family, level, index)
+        cell.setdefault(row["prompt"], row)
+        index += 1
+    return list(cell.values())
