@@ -13,6 +13,11 @@ def _str(value: object, limit: int = _codec.MAX_MESSAGE) -> str | None:
     return safe_text(value, limit) if isinstance(value, str) else None
 
 
+def _type(value: object) -> str | None:
+    """An exception's type name: a clean identifier (_codec.type_name) whatever the run sent."""
+    return None if value is None else _codec.type_name(value)
+
+
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -20,7 +25,7 @@ def _int(value: object) -> int | None:
 def _verdict(fields: object) -> TestOutcome:
     if not isinstance(fields, dict) or fields.get("status") not in _TEST_STATUSES:
         return TestOutcome("error", "SandboxError", "malformed test report")
-    return TestOutcome(fields["status"], _str(fields.get("etype"), 200), _str(fields.get("msg")),
+    return TestOutcome(fields["status"], _type(fields.get("etype")), _str(fields.get("msg")),
                        fallback=fields.get("fallback") is True)
 
 
@@ -56,12 +61,12 @@ def build(facts: dict, n_tests: int, timeout_s: float, test_timeout_s: float,
         etype, message = _death(facts)
         return ExecutionResult("crashed", not_run(n_tests), etype, message, **common)
     if setup["status"] != "ok":
-        return ExecutionResult(setup["status"], not_run(n_tests), _str(setup.get("etype"), 200),
+        return ExecutionResult(setup["status"], not_run(n_tests), _codec.type_name(setup.get("etype")),
                                _str(setup.get("msg")), _int(setup.get("line")), _int(setup.get("col")),
                                **common)
     bind = facts.get("bind")
     if isinstance(bind, dict):
-        return ExecutionResult("error", not_run(n_tests), _str(bind.get("etype"), 200),
+        return ExecutionResult("error", not_run(n_tests), _codec.type_name(bind.get("etype")),
                                _str(bind.get("msg")), **common)
     return _after_setup(facts, n_tests, timeout_s, test_timeout_s, common)
 

@@ -72,7 +72,7 @@ def _describe(exc: BaseException) -> tuple[str, str]:
         message = str(exc)
     except Exception:
         message = "<unprintable exception>"
-    return str(name)[:200], message[:_codec.MAX_MESSAGE]
+    return _codec.type_name(name), message[:_codec.MAX_MESSAGE]
 
 
 class Judge:
@@ -212,7 +212,13 @@ class Judge:
         verdict = answer.get("verdict")
         if not isinstance(verdict, dict) or verdict.get("status") not in _STATUSES:
             verdict = {"status": "error", "etype": "SandboxError", "msg": "malformed verdict"}
-        return {**verdict, "fallback": True}
+        # Made by the run: only its fields, the type name checked like any other.
+        clean = {"status": verdict["status"], "fallback": True}
+        if verdict.get("etype") is not None:
+            clean["etype"] = _codec.type_name(verdict["etype"])
+        if isinstance(verdict.get("msg"), str):
+            clean["msg"] = verdict["msg"][:_codec.MAX_MESSAGE]
+        return clean
 
 
 # The judge's messages to the warm interpreter's forking side, and its answer to DONE.

@@ -1,9 +1,11 @@
 """The judge's line to one forked run: calls over a socket, output capture, deadlines.
 
 Runs in the judge process (_judge.py), which never executes untrusted code. Every frame from the
-run is decoded by the strict plain-data codec; a frame that is not one, an answer out of order or
-a frame over the size cap ends the run as tampered with. A run that misses its deadline, or dies,
-ends too; the exception raised into the test code says which.
+run is decoded by the strict plain-data codec, one at a time, only when the judge waits for it,
+with one budget per frame and the wait's deadline; a frame that is not plain data, an answer out
+of order, a frame over the size cap or one that comes before the judge asked for it (left
+unread) ends the run as tampered with. A run that misses its deadline, or dies, ends too; the
+exception raised into the test code says which.
 """
 
 from __future__ import annotations
@@ -21,6 +23,14 @@ import _codec
 _HARD_GRACE_S = 0.5  # after the run's own alarm should have fired, the judge kills
 _HEADER = struct.Struct("!I")
 _MAX_FRAME = _codec.MAX_BYTES + 4096
+# The setup report: a status, a type name, two capped messages (12 bytes a character at most,
+# escaped). A frame the program wrote while it loaded is read as this report: it gets no more.
+_MAX_SETUP_FRAME = 64 * 1024
+# Exceptions that the iteration protocol, generators or the interpreter take as control flow, not
+# as failure: a StopIteration rebuilt as itself ends `all(map(candidate, xs))` early and the
+# assert passes. Rebuilt as ProgramError instead (BaseExceptions such as GeneratorExit,
+# KeyboardInterrupt and SystemExit never are: they are not Exceptions).
+_CONTROL_FLOW = (StopIteration, StopAsyncIteration)
 
 
 class RunOver(BaseException):
@@ -48,12 +58,13 @@ class ProgramError(Exception):
 
 def rebuild(etype: object, message: object) -> BaseException:
     """The program's exception as an exception of the judge: the builtin type of that name when
-    there is one (so `except ValueError` in a test works), else ProgramError."""
-    etype = etype if isinstance(etype, str) else "<unnamed>"
+    there is one (so `except ValueError` in a test works) and it means failure, not control flow;
+    else ProgramError, reported under the program's type name (a clean identifier)."""
+    etype = _codec.type_name(etype)
     message = message if isinstance(message, str) else ""
     kind = getattr(builtins, etype, None)
     exc: BaseException = ProgramError(message)
-    if isinstance(kind, type) and issubclass(kind, Exception):
+    if isinstance(kind, type) and issubclass(kind, Exception) and not issubclass(kind, _CONTROL_FLOW):
         try:
             exc = kind(message)
         except Exception:  # a constructor that wants other arguments
@@ -132,29 +143,31 @@ class Session:
         self.exit_info: dict | None = None
 
     # -- frames --------------------------------------------------------------------------------
-    def _frame(self) -> dict | None:
-        """A complete frame from the buffer, if there is one."""
+    def _frame(self, deadline: float, which: str, limit: int) -> dict | None:
+        """A complete frame from the buffer, if there is one, decoded by `deadline`."""
         if len(self.buffer) < _HEADER.size:
             return None
         (size,) = _HEADER.unpack_from(self.buffer)
-        if size > _MAX_FRAME:
+        if size > limit:
             self._end(tampered=f"a frame of {size} bytes on the call channel")
         if len(self.buffer) < _HEADER.size + size:
             return None
         body = bytes(self.buffer[_HEADER.size:_HEADER.size + size])
         del self.buffer[:_HEADER.size + size]
         try:
-            message = _codec.loads(body)
+            message = _codec.loads(body, deadline=deadline)
+        except _codec.OutOfTime:
+            self._end(timed_out=which)
         except _codec.NotPlain as exc:
             self._end(tampered=f"unreadable frame on the call channel ({exc})")
         if type(message) is not dict:
             self._end(tampered="unexpected data on the call channel")
         return message
 
-    def receive(self, deadline: float, which: str) -> dict:
+    def receive(self, deadline: float, which: str, limit: int = _MAX_FRAME) -> dict:
         """The run's next frame; RunOver when it dies, breaks the protocol or misses `deadline`."""
         while True:
-            message = self._frame()
+            message = self._frame(deadline, which, limit)
             if message is not None:
                 return message
             left = deadline - time.monotonic()
@@ -167,7 +180,7 @@ class Session:
             if self.socket in ready:
                 chunk = os.read(self.socket, 1 << 20)
                 self.buffer += chunk
-                if not chunk and self._frame() is None:
+                if not chunk and self._frame(deadline, which, limit) is None:
                     self._end()  # hung up: it exited (or closed the channel)
             elif self.pidfd in ready:
                 self._end()
@@ -187,7 +200,19 @@ class Session:
 
     # -- what the judge asks -------------------------------------------------------------------
     def setup(self) -> dict:
-        return self.receive(self.run_deadline, "run")
+        return self.receive(self.run_deadline, "run", _MAX_SETUP_FRAME)
+
+    def _nothing_unasked(self) -> None:
+        """Before a request: the run has answered everything it was asked, so any byte waiting
+        is a frame nobody asked for (written ahead, to be taken for the answer, or to cost the
+        judge its decoding): the run ends as tampered with, the frame unread."""
+        if not self.buffer and select.select([self.socket], [], [], 0)[0]:
+            chunk = os.read(self.socket, 1 << 16)
+            if not chunk:
+                self._end()  # hung up: it exited (or closed the channel)
+            self.buffer += chunk
+        if self.buffer:
+            self._end(tampered="a frame before the judge asked for one")
 
     def skip_ahead(self) -> None:
         """Takes the answer to the oldest call sent ahead, for a test that ended before making
@@ -203,6 +228,7 @@ class Session:
         if self.ahead:  # cannot happen: only tests that make no other call are sent ahead
             self.stop()
             raise RuntimeError("the sandbox's judge lost track of the calls sent ahead")
+        self._nothing_unasked()
         self.calls += 1
         message["i"] = self.calls
         try:
@@ -238,6 +264,7 @@ class Session:
                                  "deadline": self.run_deadline}).encode("ascii")
         except _codec.NotPlain:
             return False
+        self._nothing_unasked()
         for key in keys:
             self.calls += 1
             self.ahead.append((self.calls, key))
