@@ -43,6 +43,9 @@ INSTALL_HINT = TRAIN_INSTALL_HINT
 _STRICT_KEYS = ConfigDict(extra="forbid", coerce_numbers_to_str=True, arbitrary_types_allowed=True)
 
 VLLM_MODES = ("colocate", "server")
+NARROWING_ENV_KWARGS = ("tier", "level")
+"""Env keywords that keep only some difficulty levels (``coop_basics``' ``tier``, the procedural
+suite's ``level``): a held-out evaluation derived from the training kwargs would narrow with them."""
 
 
 class ConfigError(ValueError):
@@ -61,6 +64,11 @@ class SamplingConfig:
     """Upper bound on the reply length in tokens."""
     stop: tuple[str, ...] = ()
     """Strings that end a reply (the reply is cut before them)."""
+    stop_after_code: bool = False
+    """End a reply at the closing fence of its first code block: once the reply has an opening
+    fence (```` ```python ```` or ```` ``` ````) and then a closing ```` ``` ````, that row stops and keeps its text
+    up to and including the closing fence (the coding envs read only the code block; what a model
+    writes after it costs tokens and teaches nothing)."""
 
     @field_validator("stop", mode="before")
     @classmethod
@@ -240,6 +248,7 @@ class TrainConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
         if self.eval_every < 0 or self.eval_problems < 0:
             raise ValueError("eval_every and eval_problems must be >= 0.")
+        _check_held_out_not_narrowed(self)
         if self.resume and self.run_name is None:
             raise ValueError("resume=true needs the run_name of the run to continue.")
         if self.steps < 0:
@@ -459,6 +468,33 @@ def _check_agent_sampling(agent_sampling: Mapping[str, Mapping[str, Any]]) -> No
                     f"agent_sampling.{agent} has unknown field {key!r}{_did_you_mean(str(key), valid)}; valid: {valid}."
                 )
         SamplingConfig(**overrides)  # values are checked now, not when the agent first samples
+
+
+def narrowing_kwargs(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The keywords of ``env_kwargs`` that narrow the env to some levels (set to something but None)."""
+    return {key: env_kwargs[key] for key in NARROWING_ENV_KWARGS if env_kwargs.get(key) is not None}
+
+
+def held_out_kwargs(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The training kwargs made held-out: ``split="test"`` and every level kept (no narrowing keyword)."""
+    kept = {key: value for key, value in env_kwargs.items() if key not in NARROWING_ENV_KWARGS}
+    return {**kept, "split": "test"}
+
+
+def _check_held_out_not_narrowed(cfg: TrainConfig) -> None:
+    """The held-out evaluation reuses the training kwargs when ``eval_env_kwargs`` is unset: a training
+    env narrowed to some levels would silently shrink it (``tier=1``: 43 problems become 15). Refuse,
+    and say how to choose."""
+    narrowed = narrowing_kwargs(cfg.env_kwargs)
+    if not cfg.eval_problems or cfg.eval_env_kwargs is not None or not narrowed:
+        return
+    setting = ", ".join(f"env_kwargs.{key}={value}" for key, value in narrowed.items())
+    everything = ", ".join(f"{k}: {v}" for k, v in held_out_kwargs(cfg.env_kwargs).items())
+    raise ValueError(
+        f"{setting} narrows the training problems, and the held-out evaluation (eval_env_kwargs unset) "
+        f"would narrow with it. Say which held-out problems to evaluate: eval_env_kwargs='{{{everything}}}' "
+        f"keeps every level, or add the same {', '.join(narrowed)} to eval_env_kwargs to evaluate only those."
+    )
 
 
 def _check_vllm_settings(cfg: TrainConfig) -> None:

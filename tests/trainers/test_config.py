@@ -6,7 +6,7 @@ from trainers.config import PRESETS, SamplingConfig, TrainConfig, describe_field
 def test_overrides_reach_nested_fields():
     cfg = load_config(preset="cpu-demo", overrides=["steps=2", "sampling.temperature=0.5", "agent_sampling.main.top_p=0.9"])
     assert cfg.steps == 2 and cfg.sampling.temperature == 0.5
-    assert cfg.sampling_for("main").top_p == 0.9 and cfg.sampling_for("helper").top_p == 1.0
+    assert cfg.sampling_for("main").top_p == 0.9 and cfg.sampling_for("helper").top_p == PRESETS["cpu-demo"]["sampling"]["top_p"]
     assert cfg.sampling.max_new_tokens == PRESETS["cpu-demo"]["sampling"]["max_new_tokens"]
 
 

@@ -68,9 +68,11 @@ def fake_vllm_modules() -> dict[str, types.ModuleType]:
         lora_path: str
 
     class SamplingParams:
-        def __init__(self, n=1, temperature=1.0, top_p=1.0, max_tokens=16, stop=None, logprobs=None, seed=None):
+        def __init__(self, n=1, temperature=1.0, top_p=1.0, max_tokens=16, stop=None, logprobs=None, seed=None,
+                     include_stop_str_in_output=False):
             self.n, self.temperature, self.top_p, self.max_tokens = n, temperature, top_p, max_tokens
             self.stop, self.logprobs, self.seed = stop, logprobs, seed
+            self.include_stop_str_in_output = include_stop_str_in_output
 
     class LLM:
         instances: list[LLM] = []

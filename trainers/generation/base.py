@@ -44,6 +44,36 @@ class GenerationBackend(Protocol):
         """Called after every optimizer update: a backend holding its own copy of the weights reloads them."""
 
 
+FENCE = "```"
+VLLM_CODE_STOP = "\n```\n"
+"""The closing fence as a plain stop string (what vLLM's ``stop`` parameter can express). It cannot
+tell an opening fence from a closing one, so it is a fence on its own line after a newline: an opening
+```` ```python ```` never matches, a bare opening ```` ``` ```` only when it follows a line of text."""
+
+
+def code_block_end(text: str) -> int | None:
+    """The index just after the closing fence of the first code block, or None while there is none.
+
+    The opening fence (```` ``` ```` with or without a language) ends at its line's newline; the next
+    ```` ``` ```` after that line closes the block."""
+    opening = text.find(FENCE)
+    if opening == -1:
+        return None
+    line_end = text.find("\n", opening + len(FENCE))
+    if line_end == -1:
+        return None
+    closing = text.find(FENCE, line_end + 1)
+    return None if closing == -1 else closing + len(FENCE)
+
+
+def cut_reply(text: str, stop: Sequence[str], stop_after_code: bool = False) -> str:
+    """The reply as the env sees it: cut before the first stop string and, with ``stop_after_code``,
+    just after the closing fence of its first code block."""
+    text = cut_at_stop(text, stop)
+    end = code_block_end(text) if stop_after_code else None
+    return text if end is None else text[:end]
+
+
 def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     """The reply up to (not including) the first stop string."""
     cut = len(text)

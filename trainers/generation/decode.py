@@ -7,7 +7,8 @@ decode steps run all rows (all agents) together, writing into a KV cache allocat
 (:mod:`trainers.generation.kv_cache`); rows that finish leave the batch. Sampling matches ``generate``'s: temperature,
 then nucleus (``top_p``) filtering, then a draw from the softmax; greedy when temperature is 0
 (:mod:`trainers.generation.distribution`, which the loss scores with too). A row ends at any
-end-of-sequence token (``eos_ids``: every end token of the model), a stop string, or ``max_new_tokens``.
+end-of-sequence token (``eos_ids``: every end token of the model), a stop string, the closing fence of
+its code block (``stop_after_code``), or ``max_new_tokens``.
 Each chosen token's log-probability under the sampling distribution is returned with it.
 """
 
@@ -19,6 +20,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from trainers.generation.base import code_block_end
 from trainers.generation.distribution import sampling_log_probs
 from trainers.generation.kv_cache import RowCache
 
@@ -31,6 +33,8 @@ class DecodeSettings:
     eos_ids: frozenset[int] = frozenset()
     pad_id: int = 0
     stop: tuple[str, ...] = ()
+    stop_after_code: bool = False
+    """End a row once its text has an opening code fence and then a closing one."""
     min_new_tokens: int = 0
     """End-of-sequence is forbidden before this many tokens (benchmarks use it to fix the work)."""
 
@@ -89,8 +93,8 @@ def decode(
                     logprobs[row].append(logprob)
             if len(eos):
                 finished |= torch.isin(chosen, eos)
-            if settings.stop and decode_text is not None:
-                finished |= _stopped([tokens[row] for row in running], finished, settings.stop, decode_text, device)
+            if (settings.stop or settings.stop_after_code) and decode_text is not None:
+                finished |= _stopped([tokens[row] for row in running], finished, settings, decode_text, device)
             if bool(finished.all()) or step + 1 == settings.max_new_tokens:
                 break
             if compact and _worth_compacting(finished):
@@ -150,6 +154,10 @@ def _pick(logits: torch.Tensor, settings: DecodeSettings, rows: int, running: Se
     return chosen, log_probs.gather(-1, chosen[:, None]).squeeze(-1)
 
 
-def _stopped(tokens, finished, stop, decode_text, device) -> torch.Tensor:
-    hits = [not done and any(s and s in decode_text(row) for s in stop) for row, done in zip(tokens, finished.tolist())]
+def _stopped(tokens, finished, settings: DecodeSettings, decode_text, device) -> torch.Tensor:
+    """Rows whose text now holds a stop string or (``stop_after_code``) a closed code block."""
+    def hit(text: str) -> bool:
+        return any(s and s in text for s in settings.stop) or (settings.stop_after_code and code_block_end(text) is not None)
+
+    hits = [not done and hit(decode_text(row)) for row, done in zip(tokens, finished.tolist())]
     return torch.tensor(hits, dtype=torch.bool, device=device)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import torch
 
 from trainers.config import SamplingConfig
-from trainers.generation.base import Completion, GenerationRequest, cut_at_stop
+from trainers.generation.base import Completion, GenerationRequest, code_block_end, cut_at_stop, cut_reply
 from trainers.generation.decode import DecodeSettings, decode
 from trainers.generation.packed_linear import packed_linears
 from trainers.generation.row_lora import row_adapters, supports_row_adapters
@@ -88,7 +88,7 @@ class TransformersBackend:
         return DecodeSettings(
             max_new_tokens=sampling.max_new_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
             eos_ids=end_token_ids(tokenizer, model), pad_id=pad_token_id(tokenizer), stop=tuple(sampling.stop),
-            min_new_tokens=self.min_new_tokens,
+            stop_after_code=sampling.stop_after_code, min_new_tokens=self.min_new_tokens,
         )
 
 
@@ -125,18 +125,27 @@ def _completion(
     prompt: Sequence[int], tokens: list[int], logprobs: list[float], tokenizer, sampling: SamplingConfig,
     eos_ids: frozenset[int],
 ) -> Completion:
-    """Keep the tokens up to and including the first end-of-sequence token; decode; cut at stop strings."""
+    """Keep the tokens up to and including the first end-of-sequence token; decode; cut at stop strings
+    and (``stop_after_code``) after the closing code fence."""
     end = next((i + 1 for i, t in enumerate(tokens) if t in eos_ids), None)
     kept = tokens[:end] if end is not None else list(tokens)
-    if end is None and sampling.stop:
-        # A row stopped by a stop string is padded to the batch's length afterwards: drop the padding.
+    stops = bool(sampling.stop) or sampling.stop_after_code
+    if end is None and stops:
+        # A row stopped early is padded to the batch's length afterwards: drop the padding.
         while kept and kept[-1] == pad_token_id(tokenizer):
             kept.pop()
-    text = cut_at_stop(tokenizer.decode(kept, skip_special_tokens=True), sampling.stop)
+    decoded = tokenizer.decode(kept, skip_special_tokens=True)
+    text = cut_reply(decoded, sampling.stop, sampling.stop_after_code)
+    stopped = end is None and stops and _stopped_early(decoded, sampling)
     return Completion(
-        text=text, prompt_ids=tuple(prompt), completion_ids=tuple(kept), truncated=end is None,
+        text=text, prompt_ids=tuple(prompt), completion_ids=tuple(kept), truncated=end is None and not stopped,
         logprobs=tuple(logprobs[: len(kept)]),
     )
+
+
+def _stopped_early(text: str, sampling: SamplingConfig) -> bool:
+    """The reply ended at a stop string or its closing fence, not at ``max_new_tokens``."""
+    return cut_at_stop(text, sampling.stop) != text or (sampling.stop_after_code and code_block_end(text) is not None)
 
 
 def _chunks(indices: list[int], requests: Sequence[GenerationRequest], max_rows: int) -> list[list[int]]:

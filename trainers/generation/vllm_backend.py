@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Protocol
 
 from trainers.config import SamplingConfig
-from trainers.generation.base import Completion, GenerationRequest, cut_at_stop
+from trainers.generation.base import VLLM_CODE_STOP, Completion, GenerationRequest, cut_reply
 from trainers.policy import Policies, save_adapter
 
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
@@ -205,11 +205,20 @@ def _fresh_folder(parent: str | None) -> Path:
     return folder
 
 
+def stop_parameters(sampling) -> dict:
+    """vLLM's documented ``stop`` and ``include_stop_str_in_output`` for a ``SamplingConfig``.
+
+    ``stop_after_code`` becomes the stop string :data:`VLLM_CODE_STOP`, kept in the output so the
+    reply keeps its closing fence; the caller's own stop strings are then cut by :func:`cut_reply`."""
+    stop = [*sampling.stop, VLLM_CODE_STOP] if sampling.stop_after_code else list(sampling.stop)
+    return {"stop": stop or None, "include_stop_str_in_output": bool(sampling.stop_after_code)}
+
+
 def _completion(job: Job, sample: Sample) -> Completion:
     logprobs = sample.logprobs
     if logprobs is not None and len(logprobs) != len(sample.token_ids):
         logprobs = None  # a partial list would misalign with the tokens: report none
     return Completion(
-        text=cut_at_stop(sample.text, job.sampling.stop), prompt_ids=job.prompt_ids,
+        text=cut_reply(sample.text, job.sampling.stop, job.sampling.stop_after_code), prompt_ids=job.prompt_ids,
         completion_ids=sample.token_ids, truncated=sample.finish_reason == "length", logprobs=logprobs,
     )

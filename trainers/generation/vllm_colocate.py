@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from trainers.generation.vllm_backend import Job, Sample, ServedAdapter
+from trainers.generation.vllm_backend import Job, Sample, ServedAdapter, stop_parameters
 
 INSTALL_HINT = "backend=vllm with vllm_mode=colocate needs vLLM and a CUDA GPU: pip install 'llm-coop-envs[vllm]'."
 
@@ -50,7 +50,7 @@ class ColocatedEngine:
         sampling = job.sampling
         return self._vllm.SamplingParams(
             n=job.num_samples, temperature=sampling.temperature, top_p=sampling.top_p,
-            max_tokens=sampling.max_new_tokens, stop=list(sampling.stop) or None,
+            max_tokens=sampling.max_new_tokens, **stop_parameters(sampling),
             logprobs=0,  # the sampled token's log-probability only
         )
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from trainers.generation.vllm_backend import Job, Sample, ServedAdapter
+from trainers.generation.vllm_backend import Job, Sample, ServedAdapter, stop_parameters
 
 MAX_PARALLEL_REQUESTS = 32
 _EXCERPT = 300
@@ -108,7 +108,7 @@ def completion_body(job: Job) -> dict[str, Any]:
         "temperature": sampling.temperature,
         "top_p": sampling.top_p,
         "max_tokens": sampling.max_new_tokens,
-        "stop": list(sampling.stop) or None,
+        **stop_parameters(sampling),
         "logprobs": 0,  # the sampled token's log-probability only
         "return_tokens_as_token_ids": True,
     }
