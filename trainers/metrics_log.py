@@ -5,11 +5,12 @@ Metric names are namespaced (documented in docs/training.md):
 * ``reward/mean``, ``reward/std``, ``reward/max``, ``reward/solved_rate``, ``reward/return_mean``,
   ``reward/<component>`` (mean of each named reward component);
 * ``agent/<name>/loss``, ``agent/<name>/advantage_abs_mean``, ``agent/<name>/reply_tokens``, ``agent/<name>/logp_mean``,
-  ``agent/<name>/grad_norm``;
+  ``agent/<name>/grad_norm``, ``agent/<name>/clip_fraction`` (share of reply tokens whose ratio clipping is active);
 * ``perf/rollout_s``, ``perf/update_s``, ``perf/step_s``, ``perf/generated_tokens``, ``perf/tokens_per_s``,
   ``perf/problems_per_s`` (over all processes: the slowest one's times);
 * ``train/step``, ``train/groups``, ``train/joint_samples``, ``train/flat_groups`` (all siblings equal),
-  ``train/optimizer_steps`` (per agent in the update);
+  ``train/groups_tests_vary`` and ``train/groups_coop_vary`` (groups whose siblings differ in the tests
+  component, in a cooperation component), ``train/optimizer_steps`` (per agent in the update);
 * ``eval/reward``, ``eval/pass_rate``, ``eval/tests_passed``, ``eval/coop_rate`` (rows of held-out evaluations).
 
 A value that is not finite is logged, never dropped: in ``metrics.jsonl`` as the string ``"nan"``,

@@ -248,6 +248,7 @@ class Trainer:
         per minibatch (one minibatch, the whole rollout, by default), then the owned modules' steps."""
         metrics: dict[str, float] = {}
         self._poisoned = False
+        self._clip_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # clipped, tokens
         minibatches = self.minibatches(items)
         cache: dict[tuple[str, int, int], dict[str, torch.Tensor]] = {}
         if len(minibatches) > 1:
@@ -291,6 +292,7 @@ class Trainer:
         metrics.update({f"agent/{a}/loss": sum(v) / len(v) for a, v in losses.items()})
         metrics.update({f"agent/{a}/grad_norm": sum(v) / len(v) for a, v in norms.items()})
         metrics.update({f"agent/{a}/logp_mean": s / n for a, (s, n) in logp_totals.items() if n})
+        metrics.update({f"agent/{a}/clip_fraction": c / n for a, (c, n) in self._clip_totals.items() if n})
         metrics["train/optimizer_steps"] = float(self.updates_per_rollout * len(minibatches))
         return metrics
 
@@ -385,6 +387,7 @@ class Trainer:
                 weights=torch.tensor([i.weight for i in micro], dtype=logps.dtype, device=logps.device),
             )
             loss = self.algorithm.loss(batch)
+            self._clip_totals[agent] = [a + b for a, b in zip(self._clip_totals[agent], clip_counts(batch))]
             if not bool(torch.isfinite(loss.detach()).all()):
                 if self.dist.world_size == 1:
                     raise FloatingPointError(self._non_finite_message(f"The loss of agent {agent!r} is {float(loss.detach())}"))
@@ -551,7 +554,37 @@ def reward_records(groups: Sequence[Group]) -> dict[str, Any]:
         "first": [(s.reward, s.solved, s.return_, dict(s.components), dict(s.agent_rewards)) for s in first],
         "train/groups": len(groups), "train/joint_samples": sum(len(g.samples) for g in groups),
         "train/flat_groups": sum(float(np.ptp(g.returns) == 0) for g in groups),
+        "train/groups_tests_vary": sum(float(_varies(g, TESTS_COMPONENTS)) for g in groups),
+        "train/groups_coop_vary": sum(float(_varies(g, COOPERATION_COMPONENTS)) for g in groups),
     }
+
+
+TESTS_COMPONENTS = ("tests",)
+COOPERATION_COMPONENTS = ("uses_helper", "beyond_wrapper", "ignored_return")
+"""The coding reward's components that pay for correctness and for cooperation: a group teaches
+correctness (cooperation) only when these differ between its samples; formatting alone moves the others."""
+
+
+def _varies(group: Group, names: Sequence[str]) -> bool:
+    """True when some component of ``names`` takes more than one value among the group's samples."""
+    return any(len({float(s.components.get(name, 0.0)) for s in group.samples}) > 1 for name in names
+               if any(name in s.components for s in group.samples))
+
+
+def clip_counts(batch: Any) -> tuple[float, float]:
+    """(tokens whose clipped term is the active one in :func:`clipped_surrogate`, reply tokens): ρ
+    above 1+ε with a positive advantage or below 1−ε with a negative one. ρ ≡ 1 on the first pass
+    over a rollout taken as one minibatch, so this counts only from the second pass (or minibatch) on."""
+    with torch.no_grad():
+        ratio = torch.exp(batch.logps - batch.old_logps)
+        advantages = batch.advantages.unsqueeze(-1) if batch.advantages.dim() == 1 else batch.advantages
+        clipped = ((ratio > 1 + batch.clip_eps) & (advantages > 0)) | ((ratio < 1 - batch.clip_eps) & (advantages < 0))
+        return float((clipped * batch.mask).sum()), float(batch.mask.sum())
+
+
+STEP_COUNTS = ("train/groups", "train/joint_samples", "train/flat_groups", "train/groups_tests_vary",
+               "train/groups_coop_vary")
+"""Counts over a step's groups, summed over ranks."""
 
 
 def metrics_from_records(records: Mapping[str, Any]) -> dict[str, float]:
@@ -561,7 +594,7 @@ def metrics_from_records(records: Mapping[str, Any]) -> dict[str, float]:
         "reward/mean": float(rewards.mean()), "reward/std": float(rewards.std()), "reward/max": float(rewards.max()),
         "reward/solved_rate": float(np.mean([r[1] for r in first])) if first else 0.0,
         "reward/return_mean": float(np.mean([r[2] for r in first])) if first else 0.0,
-        **{name: records[name] for name in ("train/groups", "train/joint_samples", "train/flat_groups")},
+        **{name: records[name] for name in STEP_COUNTS if name in records},
     }
     components: dict[str, list[float]] = defaultdict(list)
     own: dict[str, list[float]] = defaultdict(list)
@@ -583,7 +616,7 @@ def merge_rank_metrics(per_rank: Sequence[Mapping[str, Any]]) -> dict[str, float
     records = {
         "first": [r for rank in per_rank for r in rank["rewards"]["first"]],
         **{name: sum(rank["rewards"][name] for rank in per_rank)
-           for name in ("train/groups", "train/joint_samples", "train/flat_groups")},
+           for name in STEP_COUNTS},
     }
     agents: dict[str, list[float]] = defaultdict(list)
     for rank in per_rank:
