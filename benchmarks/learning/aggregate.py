@@ -55,9 +55,33 @@ def summarise_algorithm(runs: Sequence[Run], task_ids: list[str], resamples: int
     return {
         "seeds": [run.seed for run in runs],
         "metrics": metrics,
+        "components": component_changes(runs, task_ids, resamples),
         "curves": curves(runs, task_ids, resamples),
         "budget": [{"seed": run.seed, **measured_budget(run), "wall_s": run.wall_s} for run in runs],
     }
+
+
+def component_values(run: Run, step: int | str, name: str, task_ids: list[str]) -> list[float] | None:
+    """Reward component ``name`` per problem at ``step`` (``None`` when a record lacks components)."""
+    at = {"before": min(run.evals), "after": max(run.evals)}.get(step, step) if run.evals else None
+    by_task = {r["task_id"]: r.get("components") for r in run.evals.get(at, [])}
+    if any(not isinstance(by_task.get(task), dict) for task in task_ids):
+        return None
+    return [float(by_task[task].get(name, 0.0)) for task in task_ids]
+
+
+def component_changes(runs: Sequence[Run], task_ids: list[str], resamples: int) -> dict[str, Any]:
+    """``after - before`` of each reward component (paired), so a reward change splits into what moved
+    it (formatting components vs tests vs cooperation); empty when the records carry no components."""
+    names = sorted({name for run in runs for records in run.evals.values() for r in records
+                    for name in (r.get("components") or {})})
+    result = {}
+    for name in names:
+        before = [component_values(run, "before", name, task_ids) for run in runs]
+        after = [component_values(run, "after", name, task_ids) for run in runs]
+        if runs and task_ids and all(v is not None for v in before + after):
+            result[name] = bootstrap.paired_difference(np.array(after), np.array(before), resamples).as_dict()
+    return result
 
 
 def curves(runs: Sequence[Run], task_ids: list[str], resamples: int) -> dict[str, list[dict[str, float]]]:

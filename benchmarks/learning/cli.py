@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.learning.plan import (
-    DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, plan, teams_of, train_command,
+    DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, eval_command, plan, untrained_settings,
+    teams_of, train_command, untrained_command,
 )
 from benchmarks.machine import uptime
 
@@ -46,19 +47,21 @@ def bench_command(argv: Sequence[str]) -> int:
         return 2
     if not args.report_only:
         _train(meta, runs_dir, args)
-    from benchmarks.learning.aggregate import aggregate
-    from benchmarks.learning.report import results_table, write_report
+    from benchmarks.learning.recompute import export_records, recompute
+    from benchmarks.learning.report import results_table
 
     runs = collect_runs(meta, runs_dir)
-    summary = aggregate(runs, meta["algorithms"], args.resamples)
-    paths = write_report(out, meta, summary)
+    # The report is computed from the exported records, exactly as `python -m
+    # benchmarks.learning.recompute <out>` computes it from the committed ones.
+    export_records(out, {**meta, "resamples": args.resamples}, runs, teams_of(meta))
+    summary, paths = recompute(out, args.resamples)
     if args.docs_images and "png" in paths:
         # mkdocs serves only docs/: a copy of the curves there lets the docs pages show them.
         paths["docs_png"] = Path(args.docs_images) / f"learning_{meta['env']}_curves.png"
         paths["docs_png"].parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(paths["png"], paths["docs_png"])
     if not args.quiet:
-        print(results_table(summary, Budget(**meta["budget"]), teams_of(meta)))
+        print(results_table(summary, Budget.from_dict(meta["budget"]), teams_of(meta)))
         print("Wrote " + ", ".join(str(p) for p in paths.values()))
     return 0 if all(run.ok for run in runs) else 1
 
@@ -68,10 +71,15 @@ def collect_runs(meta: dict[str, Any], runs_dir: Path):
     from benchmarks.learning.records import Run, read_run
     from benchmarks.learning.runner import read_outcome
 
+    from trainers.metrics_log import read_jsonl
+
+    untrained = {algo: runs_dir / name for algo, name in (meta.get("untrained") or {}).items()}
     runs = []
     for spec in plan(meta["algorithms"], meta["seeds"]):
         outcome = read_outcome(runs_dir, spec)
-        run = read_run(Run(spec.name, spec.algo, spec.seed, wall_s=outcome.get("wall_s")), runs_dir / spec.name)
+        path = untrained.get(spec.algo)
+        shared = read_jsonl(path) if path is not None and path.is_file() else None
+        run = read_run(Run(spec.name, spec.algo, spec.seed, wall_s=outcome.get("wall_s")), runs_dir / spec.name, shared)
         if outcome.get("status") == "failed":
             run.status, run.error = "failed", outcome.get("error", "")
         runs.append(run)
@@ -87,7 +95,7 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
         steps=args.steps, problems_per_step=args.problems_per_step, group_size=args.group_size,
         sample_tokens=args.sample_tokens, eval_every=args.eval_every, eval_problems=args.eval_problems,
         learning_rate=args.learning_rate, lora_r=args.lora_r, temperature=args.temperature, top_p=args.top_p,
-        model=args.model,
+        model=args.model, stop_after_code=args.stop_after_code,
     )
     meta = {
         "env": args.env, "algorithms": algorithms, "seeds": list(args.seeds), "budget": dataclasses.asdict(budget),
@@ -106,14 +114,43 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
 def _train(meta: dict[str, Any], runs_dir: Path, args: argparse.Namespace) -> None:
     from benchmarks.learning.runner import run_all
 
-    budget = Budget(**meta["budget"])
+    budget = Budget.from_dict(meta["budget"])
     specs = plan(meta["algorithms"], meta["seeds"])
     commands = [train_command(spec, meta["env"], budget, runs_dir, meta["overrides"]) for spec in specs]
     meta["train_commands"] = {spec.name: shlex.join(c) for spec, c in zip(specs, commands)}
     _save_meta(meta, runs_dir)
     timeout = args.timeout_min * 60 if args.timeout_min else None
-    run_all(specs, commands, runs_dir, timeout_s=timeout, quiet=args.quiet)
+    evaluate_untrained(meta, runs_dir, timeout, args.quiet)
+    evals = [eval_command(runs_dir / spec.name, budget) for spec in specs]
+    run_all(specs, commands, runs_dir, timeout_s=timeout, quiet=args.quiet, eval_commands=evals)
     meta["sessions"][-1]["uptime_end"] = uptime()
+    _save_meta(meta, runs_dir)
+
+
+def evaluate_untrained(meta: dict[str, Any], runs_dir: Path, timeout_s: float | None, quiet: bool) -> None:
+    """The untrained team of each algorithm, evaluated once per setting (model, held-out env and
+    kwargs, team, greedy sampling, problems) and shared by every seed and algorithm with that setting:
+    ``<runs-dir>/untrained/<team>-<key>.jsonl``, named in ``bench.json``."""
+    from benchmarks.learning.evaluation import setting, setting_key
+    from benchmarks.learning.runner import run_process
+    from trainers.config import load_config
+
+    budget = Budget.from_dict(meta["budget"])
+    meta["untrained"] = {}
+    for algo in meta["algorithms"]:
+        spec = plan([algo], meta["seeds"][:1])[0]
+        cfg = load_config(overrides=untrained_settings(spec, meta["env"], budget, meta["overrides"]))
+        name = f"untrained/{teams_of(meta)[algo]}-{setting_key(setting(cfg, budget.eval_problems))}.jsonl"
+        meta["untrained"][algo] = name
+        path = runs_dir / name
+        if path.is_file():
+            continue
+        if not quiet:
+            print(f"Evaluating the untrained {teams_of(meta)[algo]} team once for every run of it: {path}", file=sys.stderr)
+        command = untrained_command(path, spec, meta["env"], budget, meta["overrides"])
+        error = run_process(command, path.with_suffix(".log"), timeout_s)
+        if error:
+            print(f"llm-coop bench: the untrained evaluation failed ({error}); see {path.with_suffix('.log')}", file=sys.stderr)
     _save_meta(meta, runs_dir)
 
 
@@ -153,7 +190,8 @@ def bench_provenance(env: str, budget: Budget) -> dict[str, Any]:
     """The shared provenance record of every run of the benchmark (training sampling settings)."""
     from trainers.provenance import provenance
 
-    sampling = {"temperature": budget.temperature, "top_p": budget.top_p, "sample_tokens": budget.sample_tokens}
+    sampling = {"temperature": budget.temperature, "top_p": budget.top_p, "sample_tokens": budget.sample_tokens,
+                "stop_after_code": budget.stop_after_code}
     return provenance(model=budget.model, sampling=sampling, env_id=env, env_kwargs={})
 
 
@@ -195,6 +233,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--lora-r", type=int, default=defaults.lora_r)
     parser.add_argument("--temperature", type=float, default=defaults.temperature, help="training sampling temperature")
     parser.add_argument("--top-p", type=float, default=defaults.top_p)
+    parser.add_argument("--stop-after-code", action=argparse.BooleanOptionalAction, default=defaults.stop_after_code,
+                        help="end a reply at the closing fence of its code block (default: on)")
     parser.add_argument("--model", default=defaults.model, help=f"'default' ({describe_model('default')}), a Hub id or a path")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra trainer override for every run")
     parser.add_argument("--runs-dir", help="trainer run folders (default runs/bench/<env>)")

@@ -44,9 +44,11 @@ class Budget:
     eval_problems: int = 40
     learning_rate: float = 2e-4
     lora_r: int = 8
-    temperature: float = 0.8
-    top_p: float = 1.0
+    temperature: float = 0.6
+    top_p: float = 0.6
     model: str = "default"
+    stop_after_code: bool = True
+    """End each reply at the closing fence of its code block (``sampling.stop_after_code``)."""
 
     def __post_init__(self) -> None:
         for name in ("steps", "problems_per_step", "group_size", "sample_tokens", "eval_every", "eval_problems", "lora_r"):
@@ -56,6 +58,12 @@ class Budget:
             raise ValueError("--group-size must be at least 2: a group-relative advantage needs siblings")
         if self.sample_tokens % 2:
             raise ValueError(f"--sample-tokens must be even (the pair splits it in two), got {self.sample_tokens}")
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Budget:
+        """A budget as recorded in ``bench.json``; one recorded before replies stopped at their closing
+        code fence had no such setting, and its runs sampled without that stop."""
+        return cls(**{"stop_after_code": False, **values})
 
     def reply_tokens(self, team_name: str) -> int:
         """``max_new_tokens`` of each agent of a ``pair`` or ``single`` team."""
@@ -133,18 +141,48 @@ def plan(algorithms: Sequence[str], seeds: Sequence[int]) -> list[RunSpec]:
     return [RunSpec(algo, seed) for seed in seeds for algo in algorithms]
 
 
-def train_command(spec: RunSpec, env: str, budget: Budget, runs_dir: Path, extra: Sequence[str] = ()) -> list[str]:
-    """``llm-coop train`` (as ``python -m trainers train``) for one run; ``extra`` are key=value overrides."""
+def run_settings(spec: RunSpec, env: str, budget: Budget, extra: Sequence[str] = ()) -> list[str]:
+    """The trainer's ``key=value`` settings of one run that the untrained team shares with it (the bench
+    evaluates that team from these same settings)."""
     team_name = team(spec.algo)
     team_override = [] if team_name == "pair" else [f"env_kwargs.team={team_name}"]  # the coding envs' one-agent mode
     return [
-        sys.executable, "-m", "trainers", "train", "--env", env, "--algo", spec.algo, "--model", budget.model,
-        "--steps", str(budget.steps), "--run-dir", str(runs_dir), "--run-name", spec.name,
-        "--eval-problems", str(budget.eval_problems),
-        f"eval_every={budget.eval_every}", f"seed={spec.seed}", f"group_size={budget.group_size}",
-        f"problems_per_step={budget.problems_per_step}", f"learning_rate={budget.learning_rate}",
-        f"lora_r={budget.lora_r}", f"lora_alpha={2 * budget.lora_r}", f"sampling.temperature={budget.temperature}",
-        f"sampling.top_p={budget.top_p}", f"sampling.max_new_tokens={budget.reply_tokens(team_name)}",
-        "save_every=0", "log_samples=1", "progress_bar=false", "tensorboard=false",
+        f"seed={spec.seed}", f"group_size={budget.group_size}", f"problems_per_step={budget.problems_per_step}",
+        f"learning_rate={budget.learning_rate}", f"lora_r={budget.lora_r}", f"lora_alpha={2 * budget.lora_r}",
+        f"sampling.temperature={budget.temperature}", f"sampling.top_p={budget.top_p}",
+        f"sampling.max_new_tokens={budget.reply_tokens(team_name)}",
+        f"sampling.stop_after_code={str(budget.stop_after_code).lower()}",
         *team_override, *extra,
     ]
+
+
+def train_command(spec: RunSpec, env: str, budget: Budget, runs_dir: Path, extra: Sequence[str] = ()) -> list[str]:
+    """``llm-coop train`` (as ``python -m trainers train``) for one run; ``extra`` are key=value overrides.
+
+    The trainer does not evaluate (``eval_problems=0``): it saves a checkpoint every ``eval_every``
+    steps and the bench evaluates those (:mod:`benchmarks.learning.evaluation`)."""
+    checkpoints = budget.steps // budget.eval_every + 2  # every evaluation point and the last step
+    return [
+        sys.executable, "-m", "trainers", "train", "--env", env, "--algo", spec.algo, "--model", budget.model,
+        "--steps", str(budget.steps), "--run-dir", str(runs_dir), "--run-name", spec.name, "--eval-problems", "0",
+        *run_settings(spec, env, budget, extra),
+        f"save_every={budget.eval_every}", f"keep_checkpoints={checkpoints}",
+        "log_samples=1", "progress_bar=false", "tensorboard=false",
+    ]
+
+
+def eval_command(run_dir: Path, budget: Budget) -> list[str]:
+    """The bench's evaluation of every checkpoint of one finished run."""
+    return [sys.executable, "-m", "benchmarks.learning.evaluation", "run", str(run_dir),
+            "--problems", str(budget.eval_problems)]
+
+
+def untrained_command(out: Path, spec: RunSpec, env: str, budget: Budget, extra: Sequence[str] = ()) -> list[str]:
+    """The bench's one evaluation of the untrained team that ``spec`` trains (written to ``out``)."""
+    return [sys.executable, "-m", "benchmarks.learning.evaluation", "untrained", "--problems", str(budget.eval_problems),
+            str(out), *untrained_settings(spec, env, budget, extra)]
+
+
+def untrained_settings(spec: RunSpec, env: str, budget: Budget, extra: Sequence[str] = ()) -> list[str]:
+    """The run's settings as ``key=value`` overrides only (env, algorithm and model included)."""
+    return [f"env={env}", f"algo={spec.algo}", f"model={budget.model}", *run_settings(spec, env, budget, extra)]

@@ -1,10 +1,12 @@
-"""Reading one finished trainer run folder into plain records.
+"""Reading one finished run folder into plain records.
 
-The trainer writes, per run folder: ``metrics.jsonl`` (one row per training step, plus one row per
-held-out evaluation), ``samples.jsonl`` (a few sampled replies per training step),
-``eval/step_{step:05d}.jsonl`` (one JSON object per held-out problem:
-``task_id``, ``reward``, ``solved``, ``tests_passed``, ``uses_helper``; the last two may be null)
-and ``eval.json`` once the run has finished.
+The trainer writes, per run folder: ``metrics.jsonl`` (one row per training step) and
+``samples.jsonl`` (a few sampled replies per training step). The bench's evaluation
+(:mod:`benchmarks.learning.evaluation`) writes ``bench_eval/step_{step:05d}.jsonl``, one JSON object
+per held-out problem (``task_id``, ``reward``, ``solved``, ``tests_passed``, ``uses_helper``,
+``main_calls_helper``, ``components``, ``replies``); step 0 is the untrained team's evaluation,
+shared by every run of the team. Runs of an older bench have the trainer's own
+``eval/step_{step:05d}.jsonl`` (no replies, no components) and ``eval.json``: they are read as well.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from trainers.metrics_log import read_jsonl
 
 STEP_FILE = re.compile(r"step_(\d+)\.jsonl$")
 # Table metric -> the per-problem field it averages (booleans count as 0/1).
-METRICS = {"pass_rate": "solved", "acc": "tests_passed", "reward": "reward", "coop_rate": "uses_helper"}
+METRICS = {"pass_rate": "solved", "acc": "tests_passed", "reward": "reward", "coop_rate": "uses_helper",
+           "helper_call_rate": "main_calls_helper"}
 
 
 @dataclasses.dataclass
@@ -38,21 +41,33 @@ class Run:
     samples: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     """The first logged sample of the first and of the last training step, so a reader sees what the
     reward made the policy write."""
+    measured: dict[str, float] | None = None
+    """What the run spent, when read back from exported records (else computed from ``train_rows``)."""
+    team: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == "done"
 
 
-def read_run(run: Run, run_dir: Path) -> Run:
-    """Fill ``run`` from ``run_dir``; a finished folder without per-problem evaluations is a failure."""
-    if not (run_dir / "eval.json").is_file():
+def read_run(run: Run, run_dir: Path, untrained: list[dict[str, Any]] | None = None) -> Run:
+    """Fill ``run`` from ``run_dir`` (``untrained``: the team's step-0 records, for a run the bench
+    evaluated); a finished folder without per-problem evaluations is a failure."""
+    from benchmarks.learning.evaluation import DONE_FILE, RECORDS_FOLDER
+
+    if (run_dir / RECORDS_FOLDER / DONE_FILE).is_file():
+        run.evals = read_evals(run_dir / RECORDS_FOLDER)
+        if untrained:
+            run.evals[0] = untrained
+        run.evals = dict(sorted(run.evals.items()))
+    elif (run_dir / "eval.json").is_file():
+        run.evals = read_evals(run_dir / "eval")
+    else:
         return run
-    run.evals = read_evals(run_dir / "eval")
     run.train_rows = [row for row in read_jsonl(run_dir / "metrics.jsonl") if "reward/mean" in row]
     run.samples = first_and_last_samples(run_dir / "samples.jsonl")
     if len(run.evals) < 2:
-        run.status, run.error = "failed", f"fewer than two held-out evaluations in {run_dir / 'eval'}"
+        run.status, run.error = "failed", f"fewer than two held-out evaluations (untrained and trained) for {run_dir.name}"
     else:
         run.status = "done"
     return run
@@ -93,6 +108,8 @@ def problem_values(records: list[dict[str, Any]], metric: str, task_ids: list[st
 def measured_budget(run: Run) -> dict[str, float]:
     """What a run actually spent: generated tokens of all agents and env steps (each runs the
     program in the sandbox at most once), summed over the training steps; held-out episodes apart."""
+    if run.measured is not None:
+        return dict(run.measured)
     rows = run.train_rows
     return {
         "steps": len(rows),

@@ -13,7 +13,7 @@ from benchmarks.learning.plan import Budget, teams_of
 LABELS = {"magrpo": "MAGRPO (two agents)", "grpo": "GRPO (single agent)"}
 UNTRAINED = {"pair": "untrained pair", "single": "untrained single agent"}
 COLUMNS = (("pass_rate", "held-out pass rate"), ("acc", "acc (tests passed)"), ("reward", "mean reward"),
-           ("coop_rate", "coop rate"))
+           ("coop_rate", "coop rate"), ("helper_call_rate", "main calls helper"))
 
 
 def label(algo: str) -> str:
@@ -34,11 +34,14 @@ def label(algo: str) -> str:
 
 
 def write_report(out: Path, meta: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, Path]:
+    from benchmarks.learning.recompute import relative
+
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "results.json", "md": out / "results.md"}
-    paths["json"].write_text(json.dumps({**meta, **summary}, indent=2), encoding="utf-8")
+    # Paths relative to the project root: a results file names no machine's folders.
+    paths["json"].write_text(json.dumps(relative({**meta, **summary}), indent=2), encoding="utf-8")
     curves = plot_curves(summary, out / "curves.png")
-    paths["md"].write_text(markdown(meta, summary, has_curves=curves is not None), encoding="utf-8")
+    paths["md"].write_text(relative(markdown(meta, summary, has_curves=curves is not None)), encoding="utf-8")
     if curves is not None:
         paths["png"] = curves
     return paths
@@ -48,15 +51,19 @@ def write_report(out: Path, meta: Mapping[str, Any], summary: Mapping[str, Any])
 
 
 def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bool) -> str:
-    budget = Budget(**meta["budget"])
+    budget = Budget.from_dict(meta["budget"])
     teams = teams_of(meta)
     machine = meta["machine"]
     parts = [
         f"# Learning benchmark on `{meta['env']}`",
         f"Reproduce (every run, all settings spelled out; llm-coop-envs {meta['package_version']}):",
         f"```bash\n{reproduce_command(meta)}\n```",
-        f"Model: {meta['model']}. Training samples at temperature {budget.temperature}, top-p {budget.top_p}; "
-        "every held-out evaluation is greedy (temperature 0), one episode per problem.",
+        f"Model: {meta['model']}. Training samples at temperature {budget.temperature}, top-p {budget.top_p}"
+        + (", each reply ending at the closing fence of its code block" if budget.stop_after_code else "")
+        + "; every held-out evaluation is greedy (temperature 0), one episode per problem. The untrained "
+        "team is evaluated once per setting and is step 0 of every run of that team. Every number below "
+        "is recomputed from the per-problem records in `records/` by "
+        f"`python -m benchmarks.learning.recompute <this folder>`.",
         f"Machine: {machine['cores']} cores ({machine['cpu']}), Python {machine['python']}. "
         "Runs execute one at a time; the load around each session that trained:",
         sessions_table(meta.get("sessions", [])),
@@ -64,6 +71,8 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         results_table(summary, budget, teams),
         "## Changes (mean [95 % CI]; rates in percentage points)",
         changes_table(summary, teams),
+        "## Reward change by component (after − untrained, paired; mean [95 % CI])",
+        components_table(summary),
         "## Budget per algorithm",
         budget_table(meta, summary, budget, teams),
         "## Runs",
@@ -83,7 +92,11 @@ def reproduce_command(meta: Mapping[str, Any]) -> str:
     budget = meta["budget"]
     flags = [meta["env"], "--algos", ",".join(meta["algorithms"]), "--seeds", *map(str, meta["seeds"])]
     for name, value in budget.items():
-        flags += [f"--{name.replace('_', '-')}", str(value)]
+        flag = name.replace("_", "-")
+        if isinstance(value, bool):  # an on/off switch takes no value
+            flags.append(f"--{flag}" if value else f"--no-{flag}")
+        else:
+            flags += [f"--{flag}", str(value)]
     for override in meta.get("overrides", []):
         flags += ["--set", override]
     return "llm-coop bench " + shlex.join(flags)
@@ -124,6 +137,23 @@ def changes_table(summary: Mapping[str, Any], teams: Mapping[str, str]) -> str:
         cells = [_cell(metric, result.get(metric), signed=True) if metric in result else "not comparable" for metric, _ in shown]
         lines.append(f"| {label(a)} − {label(b)}, after | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def components_table(summary: Mapping[str, Any]) -> str:
+    """Each algorithm's reward change split by reward component: a gain in formatting components
+    (helper_defined, main_defined, syntax) is not a gain in tests passed."""
+    rows = {algo: result.get("components") or {} for algo, result in summary["algorithms"].items()}
+    names = sorted({name for components in rows.values() for name in components})
+    if not names:
+        return "The records carry no reward components (a run of an older bench): no split."
+    lines = ["| algorithm | " + " | ".join(f"`{n}`" for n in names) + " |", "|---|" + "---:|" * len(names)]
+    for algo, components in rows.items():
+        cells = [_cell("reward", components.get(name), signed=True) for name in names]
+        lines.append(f"| {label(algo)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + (
+        "\n\nThe components add up to the reward change; each is on the reward's own scale. "
+        "\"main calls helper\" above counts episodes whose main code calls the helper's function, "
+        "whether or not the reward paid for it (it pays only once a test passes).")
 
 
 def budget_table(meta: Mapping[str, Any], summary: Mapping[str, Any], budget: Budget, teams: Mapping[str, str]) -> str:

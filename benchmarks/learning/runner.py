@@ -1,5 +1,6 @@
-"""Run the planned trainer processes one after another: a crash stays in its process, memory is
-freed between runs, a finished run (its ``eval.json`` exists) is never run again."""
+"""Run the planned trainer and evaluation processes one after another: a crash stays in its process,
+memory is freed between runs, a finished run (evaluated) is never run again, a trained one only
+evaluated."""
 
 from __future__ import annotations
 
@@ -19,21 +20,32 @@ LOG_TAIL_LINES = 15
 
 
 def is_finished(runs_dir: Path, spec: RunSpec) -> bool:
-    return (runs_dir / spec.name / "eval.json").is_file()
+    """Trained and evaluated by the bench (or, for a run of an older bench, evaluated by its trainer)."""
+    from benchmarks.learning.evaluation import DONE_FILE, RECORDS_FOLDER
+
+    run_dir = runs_dir / spec.name
+    return (run_dir / RECORDS_FOLDER / DONE_FILE).is_file() or (run_dir / "eval.json").is_file()
+
+
+def is_trained(runs_dir: Path, spec: RunSpec) -> bool:
+    return (runs_dir / spec.name / "final").is_dir()
 
 
 def run_all(specs: Sequence[RunSpec], commands: Sequence[list[str]], runs_dir: Path, *,
-            timeout_s: float | None = None, quiet: bool = False) -> None:
-    """Execute every unfinished run in order with a progress bar (and ETA) over runs."""
+            timeout_s: float | None = None, quiet: bool = False,
+            eval_commands: Sequence[list[str]] | None = None) -> None:
+    """Execute every unfinished run in order with a progress bar (and ETA) over runs; each run's
+    ``eval_commands`` entry (the bench's evaluation of its checkpoints) runs after its training."""
     from tqdm import tqdm
 
     runs_dir.mkdir(parents=True, exist_ok=True)
-    todo = [(s, c) for s, c in zip(specs, commands) if not is_finished(runs_dir, s)]
+    evals = list(eval_commands) if eval_commands is not None else [None] * len(specs)
+    todo = [(s, c, e) for s, c, e in zip(specs, commands, evals) if not is_finished(runs_dir, s)]
     bar = tqdm(total=len(specs), initial=len(specs) - len(todo), unit="run", file=sys.stderr, disable=quiet)
     try:
-        for spec, command in todo:
+        for spec, command, evaluate in todo:
             bar.set_postfix_str(spec.name)
-            outcome = run_one(spec, command, runs_dir, timeout_s)
+            outcome = run_one(spec, command, runs_dir, timeout_s, evaluate)
             bar.update(1)
             if not quiet:
                 bar.write(f"{spec.name}: {outcome['status']} in {outcome['wall_s']:.0f} s")
@@ -41,32 +53,47 @@ def run_all(specs: Sequence[RunSpec], commands: Sequence[list[str]], runs_dir: P
         bar.close()
 
 
-def run_one(spec: RunSpec, command: list[str], runs_dir: Path, timeout_s: float | None) -> dict:
-    """One trainer process, its output in ``<runs_dir>/<name>.log``; ``<name>.run.json`` says how it went.
-    A folder left by an interrupted attempt is removed first: the trainer starts every run fresh."""
-    shutil.rmtree(runs_dir / spec.name, ignore_errors=True)
+def run_one(spec: RunSpec, command: list[str], runs_dir: Path, timeout_s: float | None,
+            evaluate: list[str] | None = None) -> dict:
+    """One trainer process, then its evaluation, output in ``<runs_dir>/<name>.log``; ``<name>.run.json``
+    says how it went. A run trained before (its ``final`` folder exists) is only evaluated; a folder
+    left by an interrupted training is removed first: the trainer starts every run fresh."""
     log_path = runs_dir / f"{spec.name}.log"
     started = time.perf_counter()
-    with log_path.open("w", encoding="utf-8") as log:
-        # Its own process group, so that a timeout ends the trainer and everything it started.
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            returncode = process.wait(timeout=timeout_s)
-            error = "" if returncode == 0 else f"exit status {returncode}"
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            error = f"timed out after {timeout_s:.0f} s"
-        except BaseException:  # Ctrl-C: do not leave the trainer running behind the benchmark
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            raise
-    outcome = {"name": spec.name, "command": command, "wall_s": time.perf_counter() - started}
+    error, wall = "", None
+    if not is_trained(runs_dir, spec):
+        shutil.rmtree(runs_dir / spec.name, ignore_errors=True)
+        error = run_process(command, log_path, timeout_s)
+        wall = time.perf_counter() - started
+    else:
+        wall = read_outcome(runs_dir, spec).get("wall_s")
+    if not error and evaluate is not None:
+        error = run_process(evaluate, log_path, timeout_s, append=True)
+    outcome = {"name": spec.name, "command": command, "wall_s": wall if wall is not None else time.perf_counter() - started}
     if not error and not is_finished(runs_dir, spec):
-        error = "the trainer exited without writing eval.json"
+        error = "the run ended without held-out records (no eval.json, no bench evaluation)"
     outcome.update(status="failed" if error else "done", error=_with_log_tail(error, log_path))
     (runs_dir / f"{spec.name}.run.json").write_text(json.dumps(outcome, indent=2), encoding="utf-8")
     return outcome
+
+
+def run_process(command: list[str], log_path: Path, timeout_s: float | None, append: bool = False) -> str:
+    """Run ``command`` with its output in ``log_path``; the error, or ``""``."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("a" if append else "w", encoding="utf-8") as log:
+        # Its own process group, so that a timeout ends the process and everything it started.
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            returncode = process.wait(timeout=timeout_s)
+            return "" if returncode == 0 else f"exit status {returncode}"
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return f"timed out after {timeout_s:.0f} s"
+        except BaseException:  # Ctrl-C: do not leave the process running behind the benchmark
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
 
 
 def read_outcome(runs_dir: Path, spec: RunSpec) -> dict:

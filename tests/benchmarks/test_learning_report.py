@@ -95,7 +95,9 @@ def test_budget_gives_the_single_agent_the_whole_token_cap(tmp_path):
     assert "sampling.max_new_tokens=64" in single and "env_kwargs.team=single" in single
     assert "sampling.max_new_tokens=32" in pair and not any(a.startswith("env_kwargs.team") for a in pair)
     for command in (single, pair):
-        assert "group_size=4" in command and "eval_every=2" in command and "seed=1" in command
+        assert "group_size=4" in command and "seed=1" in command
+        # The trainer does not evaluate: it saves a checkpoint at every evaluation point for the bench.
+        assert command[command.index("--eval-problems") + 1] == "0" and "save_every=2" in command
 
 
 def test_budget_refuses_bad_values():
@@ -123,7 +125,7 @@ def test_runner_kills_a_run_past_its_timeout(tmp_path):
 
 def test_a_run_that_exits_cleanly_without_results_is_failed(tmp_path):
     outcome = run_one(RunSpec("magrpo", 0), [sys.executable, "-c", "pass"], tmp_path, timeout_s=None)
-    assert outcome["status"] == "failed" and "without writing eval.json" in outcome["error"]
+    assert outcome["status"] == "failed" and "without held-out records" in outcome["error"]
 
 
 def test_collect_runs_marks_unrun_runs_missing(tmp_path):
@@ -162,7 +164,7 @@ def test_the_reproduce_command_parses_back_to_the_same_budget(tmp_path):
     meta = json.loads((tmp_path / "bench.json").read_text())
     args = _parser().parse_args(shlex.split(reproduce_command(meta))[2:])
     assert args.seeds == [0, 3] and args.algos == "magrpo,grpo" and args.env == "coop_basics-v0"
-    parsed = Budget(**{name: getattr(args, name) for name in meta["budget"]})
+    parsed = Budget.from_dict({name: getattr(args, name) for name in meta["budget"]})
     assert parsed == BUDGET
 
 
@@ -204,7 +206,8 @@ def test_the_benchmark_meta_carries_the_provenance_record():
     record = bench_provenance("coop_basics-v0", BUDGET)
     assert record["package_version"] == llm_coop_envs.__version__ and record["env"]["id"] == "coop_basics-v0"
     assert record["model"]["id"] == PACKAGED_MODEL_ID and "gguf_sha256" in record["model"]["build"]
-    assert record["sampling"] == {"temperature": BUDGET.temperature, "top_p": BUDGET.top_p, "sample_tokens": 64}
+    assert record["sampling"] == {"temperature": BUDGET.temperature, "top_p": BUDGET.top_p, "sample_tokens": 64,
+                                  "stop_after_code": True}
 
 
 def test_adding_an_algorithm_reuses_the_finished_runs(tmp_path):

@@ -73,7 +73,7 @@ def test_the_page_command_plans_runs_at_the_leaderboard_budget(page_module, tmp_
     assert algorithms[0] == NAME and args.env == "coop_basics-v0"
     assert check_algorithms(algorithms) == {NAME: "pair", "magrpo": "pair", "grpo": "single", "marloo": "pair"}
     budget = Budget(**{name: getattr(args, name) for name in json.loads(LEADERBOARD.read_text())["budget"]})
-    assert budget == Budget(**json.loads(LEADERBOARD.read_text())["budget"])  # the committed run's budget
+    assert budget == Budget.from_dict(json.loads(LEADERBOARD.read_text())["budget"])  # the committed run's budget
     specs = plan(algorithms, args.seeds)
     assert specs[0].name == "win_rate_WinRate-seed0" and len(specs) == len(algorithms) * len(args.seeds)
     command = train_command(specs[0], args.env, budget, tmp_path)
