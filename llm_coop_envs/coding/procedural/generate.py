@@ -75,6 +75,15 @@ class TrainRows(Sequence):
             raise IndexError(f"training problem {index} is out of range (0 to {self.size - 1}).")
         return _train_row(self.families, self.levels, index % self.size)
 
+    def index_of(self, task_id: str) -> int:
+        """The index of a problem drawn in this process (the env's ``reset(options={"task_id": ...})``);
+        a task id is a content hash, so an undrawn one cannot be found without drawing a million problems."""
+        found = _DRAWN.get((self.families, self.levels), {}).get(task_id)
+        if found is None:
+            raise ValueError(f"Training problem {task_id!r} has not been drawn in this process: training problems "
+                             "are endless, pick one by index (reset(options={'index': i})).")
+        return found
+
     def __deepcopy__(self, memo: dict) -> TrainRows:
         return self  # immutable: copies of an env can share it
 
@@ -93,7 +102,13 @@ class TrainRows(Sequence):
 def _train_row(families: tuple[str, ...], levels: tuple[int, ...], index: int) -> Row:
     family = families[index % len(families)]
     level = levels[(index // len(families)) % len(levels)]
-    return generate_row("train", family, level, index)
+    row = generate_row("train", family, level, index)
+    _DRAWN.setdefault((families, levels), {})[row["task_id"]] = index
+    return row
+
+
+_DRAWN: dict[tuple[tuple[str, ...], tuple[int, ...]], dict[str, int]] = {}
+"""task id -> index of every training problem drawn in this process, per (families, levels)."""
 
 
 @functools.lru_cache(maxsize=None)
