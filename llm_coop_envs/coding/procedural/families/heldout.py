@@ -115,27 +115,28 @@ def mask_codes(rng: random.Random, level: int) -> Draft:
 
 CATEGORIES = [("fruit", "veg", "grain", "dairy"), ("gold", "silver", "bronze", "iron"),
               ("red", "blue", "green", "white")]
+LOADS = ["cart", "haul", "crate", "shipment", "catch"]
 
 
 def category_weights(rng: random.Random, level: int) -> Draft:
     """aux looks up a category's weight in a table only the helper sees; main weighs entries."""
-    names = list(pick(rng, CATEGORIES))
+    names, load = list(pick(rng, CATEGORIES)), pick(rng, LOADS)
     weights = {name: rng.randint(1, 6) for name in names[:3]}
     shortest, longest = sizes(level)
     inputs = [([[pick(rng, names), rng.randint(1, 9)] for _ in range(rng.randint(shortest, longest))],)
               for _ in range(10)]
     weight = "the category's weight (what aux returns)"
     if level == 1:
-        name = "weighted_total"
+        name = f"weighted_{load}_total"
         summary = f"Each entry is a [category, amount] pair. Return the sum of amount times {weight} over all entries."
         main = "    return sum(aux(c) * a for c, a in entries)\n"
     elif level == 2:
-        name = "weighted_by_category"
+        name = f"{load}_weight_by_category"
         summary = f"Each entry is a [category, amount] pair. Return a dict from each category to the sum of amount times {weight} over its entries."
         main = ("    totals = {}\n    for c, a in entries:\n        totals[c] = totals.get(c, 0) + aux(c) * a\n"
                 "    return totals\n")
     else:
-        name = "heaviest_category"
+        name = f"heaviest_{load}_category"
         summary = (f"Each entry is a [category, amount] pair, weighing amount times {weight}. Return the category whose "
                    "entries weigh the most in total (the first seen on ties), or None when there are no entries.")
         main = ("    totals = {}\n    for c, a in entries:\n        totals[c] = totals.get(c, 0) + aux(c) * a\n"
