@@ -1,4 +1,4 @@
-"""# CoopBasics (``coop_basics-v0``)
+"""# CoopBasics (``coop_basics-v1``)
 
 A cooperative coding suite written by this project and shipped inside the package, so it loads
 offline with no download and no data folder. Each problem splits naturally into a helper function
@@ -11,7 +11,7 @@ or other public sets, so the held-out split is unseen by any benchmark a pretrai
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("coop_basics-v0", split="test", tier=1)
+env = llm_coop_envs.make("coop_basics-v1", split="test", tier=1)
 observations, infos = env.reset(seed=0)
 ```
 
@@ -49,6 +49,8 @@ optional ``compare`` (``"eq"``, the default, or ``"isclose"`` for floats). They 
 ``check(candidate)`` source with one assert per test, ``assert candidate(<args>) == <expected>`` or
 ``assert math.isclose(candidate(<args>), <expected>, rel_tol=1e-6, abs_tol=1e-9)``, with the
 ``repr`` of the values so the comparison is exact; each assert is scored on its own in the sandbox.
+A test marked ``"public": true`` (every problem has one: its docstring example) may be quoted in
+feedback and never scores under v1; the other five (six in two problems) are hidden and score.
 
 ## Reward
 
@@ -77,7 +79,11 @@ and that task ids, entry points and prompts are unique, and says which file and 
 
 ## Version history
 
-* v0: first version.
+* v1: scored on hidden tests only (each problem's tests marked ``"public": true`` feed back between
+  turns and never score); ``helper_defined`` and the cooperation levels pay only when every hidden test
+  passes (``llm_coop_envs.coding.rules``). The committed learning results on the results page were
+  measured on v0.
+* v0 (deprecated; ``make`` warns): scored on every test, the same tests its feedback quotes.
 """
 
 from __future__ import annotations
@@ -87,11 +93,22 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from llm_coop_envs.coding.factory import coding_env
+from llm_coop_envs.coding.factory import coding_env, warn_v0
 from llm_coop_envs.coding.suite import load_suite, packaged_suite_dir, to_row
 from llm_coop_envs.core.env import CoopEnv
 
 SUITE = "coop_basics"
+
+
+def env_v1(
+    *,
+    split: str = "train",
+    tier: int | Iterable[int] | None = None,
+    suite_dir: str | os.PathLike | None = None,
+    **kwargs: Any,
+) -> CoopEnv:
+    """The CoopBasics env (``coop_basics-v1``); see the module docstring for the arguments."""
+    return _make("coop_basics-v1", split, tier, suite_dir, rules="v1", **kwargs)
 
 
 def env(
@@ -101,11 +118,16 @@ def env(
     suite_dir: str | os.PathLike | None = None,
     **kwargs: Any,
 ) -> CoopEnv:
-    """The CoopBasics env; see the module docstring for the arguments."""
+    """The deprecated ``coop_basics-v0`` (tests shown in feedback also score); warns with its holes."""
+    warn_v0("coop_basics-v0", "coop_basics-v1")
+    return _make("coop_basics-v1", split, tier, suite_dir, **kwargs)
+
+
+def _make(name: str, split: str, tier: Any, suite_dir: Any, **kwargs: Any) -> CoopEnv:
     if "data_path" in kwargs:
-        raise TypeError("coop_basics-v0 has no data_path: pass suite_dir= a folder of tier<N>.json files.")
+        raise TypeError(f"{name} has no data_path: pass suite_dir= a folder of tier<N>.json files.")
     rows = select(suite_rows(suite_dir), split, tier)
-    return coding_env(SUITE, rows, split="all", name="coop_basics-v0", **kwargs)
+    return coding_env(SUITE, rows, split="all", name=name, **kwargs)
 
 
 def suite_rows(suite_dir: str | os.PathLike | None = None) -> list[dict[str, Any]]:

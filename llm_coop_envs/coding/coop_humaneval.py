@@ -1,4 +1,4 @@
-"""# CoopHumanEval (``coop_humaneval-v0``)
+"""# CoopHumanEval (``coop_humaneval-v1``)
 
 Two agents write one Python program together: the **helper** writes a function ``aux``, the
 **main** agent writes the problem's entry-point function and may call ``aux``. The dataset is
@@ -8,7 +8,7 @@ arXiv:2508.04652).
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("coop_humaneval-v0", num_turns=2)
+env = llm_coop_envs.make("coop_humaneval-v1", num_turns=2)
 observations, infos = env.reset(seed=0)
 ```
 
@@ -29,21 +29,32 @@ page.
 
 ## Version history
 
-* v0: first version.
+* v1: scored on hidden tests only; public tests (see the [Coding tasks](coding.md) page) feed back
+  between turns; expected values from the reference where the dataset ships one, broken conversions
+  repaired; ``helper_defined`` and the cooperation levels pay only when every hidden test passes
+  (``llm_coop_envs.coding.rules``).
+* v0 (deprecated; ``make`` warns): scored on every assert, the same asserts its feedback quotes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from llm_coop_envs.coding.factory import coding_env
+from llm_coop_envs.coding.factory import coding_env, warn_v0
 from llm_coop_envs.core.env import CoopEnv
 from llm_coop_envs.data import load_rows
 
 DATASET = "coop_humaneval"
 
 
+def env_v1(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
+    """The CoopHumanEval env (``coop_humaneval-v1``); see the module docstring for the arguments."""
+    rows = load_rows(DATASET, data_path)
+    return coding_env(DATASET, rows, data_path=data_path, name="coop_humaneval-v1", rules="v1", **kwargs)
+
+
 def env(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
-    """The CoopHumanEval env; see the module docstring for the arguments."""
+    """The deprecated ``coop_humaneval-v0`` (tests shown in feedback also score); warns with its holes."""
+    warn_v0("coop_humaneval-v0", "coop_humaneval-v1")
     rows = load_rows(DATASET, data_path)
     return coding_env(DATASET, rows, data_path=data_path, name="coop_humaneval-v0", **kwargs)

@@ -3,15 +3,42 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llm_coop_envs.coding.reference_tests import has_reference, reference_test_sources
+from llm_coop_envs.coding.repairs import repair_row
+from llm_coop_envs.coding.rules import scoring_rules
 from llm_coop_envs.coding.task import CodingTask
 from llm_coop_envs.core.env import CoopEnv
 from llm_coop_envs.data import select_split
 from llm_coop_envs.sandbox import SandboxConfig
 
 DEFAULT_SPLIT = "train"
+V0_HOLE = (
+    "{old} is deprecated: it scores on the very asserts its multi-turn feedback quotes (a policy that "
+    "copies the feedback is paid as if it had solved the problem), trusts expected values that judge the "
+    "program by itself, and pays the helper levels to replies that fail tests (a reply that calls aux and "
+    "passes 1 of 6 tests outscores a correct one). Use {new}: hidden tests score, public tests feed back, "
+    "and cooperation pays only when every test passes."
+)
+
+
+def trusted_rows(dataset: str, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with their known conversion defects repaired and, where a row ships a reference
+    solution, every expected value computed from it (one reference process for all rows, cached)."""
+    repaired = [repair_row(dataset, row) for row in rows]
+    referenced = [i for i, row in enumerate(repaired) if has_reference(row, dataset)]
+    sources = reference_test_sources([repaired[i] for i in referenced], dataset)
+    for i, source in zip(referenced, sources):
+        repaired[i]["test"] = source
+    return repaired
+
+
+def warn_v0(old: str, new: str) -> None:
+    """Warn that a ``-v0`` coding env is deprecated, naming its holes (shown by default)."""
+    warnings.warn(V0_HOLE.format(old=old, new=new), FutureWarning, stacklevel=3)
 
 
 def coding_env(
@@ -24,14 +51,20 @@ def coding_env(
     sandbox: SandboxConfig | None = None,
     team: str = "pair",
     reward_mode: str = "joint",
+    leaky_feedback: bool = False,
     name: str,
+    rules: str = "v0",
     **env_kwargs: Any,
 ) -> CoopEnv:
-    """A CoopEnv over ``split`` of ``rows``; ``env_kwargs`` go to :class:`CoopEnv` unchanged."""
-    chosen = select_split(rows, dataset, split, custom_data=data_path is not None)
+    """A CoopEnv over ``split`` of ``rows`` scored by the version's ``rules``; ``env_kwargs`` go to
+    :class:`CoopEnv` unchanged. ``rows`` may be a lazy sequence when ``split="all"``."""
+    lazy = split == "all" and not isinstance(rows, (list, tuple))
+    chosen = rows if lazy else select_split(rows, dataset, split, custom_data=data_path is not None)
+    if scoring_rules(rules).reference_expected and not lazy:
+        chosen = trusted_rows(dataset, chosen)
     task = CodingTask(
         chosen, reward=reward, sandbox=sandbox, protocol=env_kwargs.get("protocol", "parallel"),
-        team=team, reward_mode=reward_mode,
+        team=team, reward_mode=reward_mode, rules=rules, dataset=dataset, leaky_feedback=leaky_feedback,
     )
     env = CoopEnv(task, **env_kwargs)
     env.metadata = {**CoopEnv.metadata, "name": name}

@@ -1,21 +1,54 @@
-"""The per-agent feedback text of one evaluation: short, factual, deterministic (no timings)."""
+"""The per-agent feedback text of one evaluation: short, factual, deterministic (no timings).
+
+Feedback is made by the judge, never chosen by a program: it names Python's own exception types (a
+program's own exception class is shown as "an exception of the program's own class"), and it never
+repeats an exception's message, the program's output or a returned value, so no agent's code can
+write into its partner's observation. A syntax error's offending line is shown only to the agent
+that wrote it.
+
+What it says about tests depends on the problem's tests (``llm_coop_envs.coding.public_tests``):
+
+* ``"public"`` (``v1`` rules): failing **public** asserts are quoted; hidden tests are counted, with
+  the error types of those that failed. A problem too small to split names each failing call and its
+  error type, never an expected value.
+* ``"leaky"`` (``v0`` rules, or ``leaky_feedback=True`` to reproduce the MAGRPO reference code's level
+  feedback): failing scoring asserts are quoted word for word, expected values included. The next turn
+  is scored on those same asserts, so a policy can be paid for copying them: use it only to reproduce
+  published numbers.
+"""
 
 from __future__ import annotations
 
+import ast
+import builtins
+from collections import Counter
+
 from llm_coop_envs.coding.prompts import HELPER_NAME
 from llm_coop_envs.coding.reward import Verdict
+from llm_coop_envs.coding.tests_split import TestCase
 
 MAX_FAILURES_SHOWN = 3
 MAX_LABEL_CHARS = 160
-MAX_MESSAGE_CHARS = 160
+FEEDBACK_MODES = ("public", "leaky")
+BUILTIN_ERRORS = frozenset(name for name, value in vars(builtins).items()
+                           if isinstance(value, type) and issubclass(value, BaseException))
+OWN_CLASS = "an exception of the program's own class"
 
 
-def agent_feedback(verdict: Verdict) -> dict[str, str]:
-    shared = _program_lines(verdict)
+def agent_feedback(verdict: Verdict, mode: str = "public") -> dict[str, str]:
     return {
-        "helper": "\n".join(_helper_lines(verdict) + shared + _cooperation_lines(verdict, "helper")),
-        "main": "\n".join(_main_lines(verdict) + shared + _cooperation_lines(verdict, "main")),
+        "helper": "\n".join(_helper_lines(verdict) + _program_lines(verdict, "helper", mode)
+                            + _cooperation_lines(verdict, "helper")),
+        "main": "\n".join(_main_lines(verdict) + _program_lines(verdict, "main", mode)
+                          + _cooperation_lines(verdict, "main")),
     }
+
+
+def error_name(error_type: str | None) -> str:
+    """A Python exception's name as the judge states it; any other class name is not repeated."""
+    if not error_type:
+        return "an error"
+    return error_type if error_type in BUILTIN_ERRORS else OWN_CLASS
 
 
 def _helper_lines(verdict: Verdict) -> list[str]:
@@ -39,17 +72,19 @@ def _main_lines(verdict: Verdict) -> list[str]:
              f"Main: `{entry}` is missing; define it with the signature from the problem."]
     if program.dropped_from_main:
         names = ", ".join(f"`{n}`" for n in program.dropped_from_main)
-        lines.append(f"Your definition of {names} was ignored: the helper agent's version is used.")
+        lines.append(f"Your top-level code that rebinds {names} was ignored: the helper agent's version is used.")
     return lines
 
 
-def _program_lines(verdict: Verdict) -> list[str]:
+def _program_lines(verdict: Verdict, role: str, mode: str) -> list[str]:
     program = verdict.program
     if not program.main_defined:
         return ["Tests: not run (no entry point)."]
     issue = program.syntax
     if issue is not None:
         where = f" in the {issue.owner}'s code" if issue.owner in ("helper", "main") else " in the prompt's code"
+        if issue.owner != role:  # the partner's code is the partner's: say where, not what
+            return [f"Syntax error{where}. Tests not run."]
         position = f" at line {issue.line}, column {issue.col}" if issue.line is not None else ""
         shown = f": `{issue.text}`" if issue.text else ""
         return [f"Syntax error{where}{position}: {issue.message}{shown}. Tests not run."]
@@ -57,20 +92,65 @@ def _program_lines(verdict: Verdict) -> list[str]:
     if result is None:
         return ["Tests: not run."]
     if result.status not in ("ok", "timeout"):
-        message = _short(result.error_message or "", MAX_MESSAGE_CHARS)
-        return [f"The program failed to load ({result.error_type}: {message}). Tests not run."]
-    lines = [f"Tests: {result.passed}/{len(verdict.problem.tests)} passed."]
+        return [f"The program failed to load ({error_name(result.error_type)}). Tests not run."]
+    lines = _test_lines(verdict, mode)
     if result.status == "timeout":
         lines.append("The run was stopped at its time limit (an endless loop or very slow code?).")
-    failures = [(t, o) for t, o in zip(verdict.problem.tests, result.tests) if o.status != "passed"]
-    for test, outcome in failures[:MAX_FAILURES_SHOWN]:
-        reason = outcome.error_type or outcome.status
-        if outcome.message:
-            reason += f": {_short(outcome.message, MAX_MESSAGE_CHARS)}"
-        lines.append(f"- failed `{_short(test.label, MAX_LABEL_CHARS)}` ({reason})")
+    return lines
+
+
+def _test_lines(verdict: Verdict, mode: str) -> list[str]:
+    problem, outcomes = verdict.problem, verdict.result.tests
+    scoring = list(zip(problem.tests, outcomes[: len(problem.tests)]))
+    public = list(zip(problem.public_tests, outcomes[len(problem.tests):]))
+    if mode == "leaky":
+        return [f"Tests: {verdict.passed}/{len(problem.tests)} passed."] + _quoted(scoring)
+    if not public:  # too few tests to split: every test scores and is named by its call only
+        return [f"Tests: {verdict.passed}/{len(problem.tests)} passed."] + _named_calls(scoring, problem.entry_point)
+    failed = Counter(_reason(o) for _, o in scoring if o.status != "passed")
+    kinds = "; ".join(f"{kind} x{count}" for kind, count in failed.most_common())
+    lines = [f"Hidden tests: {verdict.passed}/{len(problem.tests)} passed" + (f" (failed: {kinds})." if kinds else ".")]
+    shown = sum(o.status == "passed" for _, o in public)
+    return lines + [f"Public examples: {shown}/{len(public)} passed."] + _quoted(public)
+
+
+def _quoted(pairs: list) -> list[str]:
+    failures = [(t, o) for t, o in pairs if o.status != "passed"]
+    lines = [f"- failed `{_short(t.label, MAX_LABEL_CHARS)}` ({_reason(o)})" for t, o in failures[:MAX_FAILURES_SHOWN]]
     if len(failures) > MAX_FAILURES_SHOWN:
         lines.append(f"- and {len(failures) - MAX_FAILURES_SHOWN} more failed.")
     return lines
+
+
+def _named_calls(pairs: list, entry_point: str) -> list[str]:
+    failures = [(t, o) for t, o in pairs if o.status != "passed"]
+    lines = [f"- failed on `{_short(_call_text(t, entry_point), MAX_LABEL_CHARS)}` ({_reason(o)})"
+             for t, o in failures[:MAX_FAILURES_SHOWN]]
+    if len(failures) > MAX_FAILURES_SHOWN:
+        lines.append(f"- and {len(failures) - MAX_FAILURES_SHOWN} more failed.")
+    return lines
+
+
+def _call_text(test: TestCase, entry_point: str) -> str:
+    """The first call of the entry point in an assert, without the expected side."""
+    try:
+        tree = ast.parse(test.label)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return f"{entry_point}(...)"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "candidate":
+            return ast.unparse(ast.Call(ast.Name(entry_point), node.args, node.keywords))
+    return f"{entry_point}(...)"
+
+
+def _reason(outcome) -> str:
+    if outcome.status == "failed":
+        return "wrong result"
+    if outcome.status == "error":
+        return error_name(outcome.error_type)
+    if outcome.status == "timeout":
+        return "stopped at its time limit"
+    return outcome.status.replace("_", " ")
 
 
 def _cooperation_lines(verdict: Verdict, role: str) -> list[str]:
@@ -79,8 +159,8 @@ def _cooperation_lines(verdict: Verdict, role: str) -> list[str]:
         return []
     called = ", ".join(f"`{n}`" for n in use.used)
     if not use.calls_helper:
-        return ["Main does not call the helper's function." if role == "helper" else
-                "You do not call the helper's function; call it and use its result."]
+        return ["Main's entry point does not call the helper's function." if role == "helper" else
+                "Your entry point does not call the helper's function; call it and use its result."]
     if use.ignores_return:
         return [f"Main calls {called} but ignores its return value."]
     if use.thin_wrapper:

@@ -1,4 +1,4 @@
-"""# HumanEval (``humaneval-v0``)
+"""# HumanEval (``humaneval-v1``)
 
 OpenAI's HumanEval (164 problems) as a two-agent task: the **helper** writes a function ``aux``,
 the **main** agent writes the problem's entry-point function and may call ``aux``. The problems
@@ -7,7 +7,7 @@ so nothing is downloaded.
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("humaneval-v0", split="test")
+env = llm_coop_envs.make("humaneval-v1", split="test")
 observations, infos = env.reset(options={"task_id": "HumanEval/0"})
 ```
 
@@ -34,7 +34,11 @@ page.
 
 ## Version history
 
-* v0: first version.
+* v1: scored on hidden tests only; public tests (see the [Coding tasks](coding.md) page) feed back
+  between turns; expected values from the reference where the dataset ships one, broken conversions
+  repaired; ``helper_defined`` and the cooperation levels pay only when every hidden test passes
+  (``llm_coop_envs.coding.rules``).
+* v0 (deprecated; ``make`` warns): scored on every assert, the same asserts its feedback quotes.
 """
 
 from __future__ import annotations
@@ -43,15 +47,22 @@ import functools
 import os
 from typing import Any
 
-from llm_coop_envs.coding.factory import coding_env
+from llm_coop_envs.coding.factory import coding_env, warn_v0
 from llm_coop_envs.core.env import CoopEnv
 from llm_coop_envs.data import read_rows
 
 DATASET = "humaneval"
 
 
+def env_v1(*, data_path: str | os.PathLike | None = None, **kwargs: Any) -> CoopEnv:
+    """The HumanEval env (``humaneval-v1``); see the module docstring for the arguments."""
+    rows = humaneval_rows(data_path)
+    return coding_env(DATASET, rows, data_path=data_path, name="humaneval-v1", rules="v1", **kwargs)
+
+
 def env(*, data_path: str | os.PathLike | None = None, **kwargs: Any) -> CoopEnv:
-    """The HumanEval env; see the module docstring for the arguments."""
+    """The deprecated ``humaneval-v0`` (tests shown in feedback also score); warns with its holes."""
+    warn_v0("humaneval-v0", "humaneval-v1")
     rows = humaneval_rows(data_path)
     return coding_env(DATASET, rows, data_path=data_path, name="humaneval-v0", **kwargs)
 

@@ -1,4 +1,4 @@
-"""# MBPP (``mbpp-v0``)
+"""# MBPP (``mbpp-v1``)
 
 MBPP (the "sanitized" test split, 257 problems, converted to the HumanEval format) as a
 two-agent task: the **helper** writes a function ``aux``, the **main** agent writes the problem's
@@ -7,7 +7,7 @@ entry-point function and may call ``aux``. The dataset name is ``"mbpp"`` (local
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("mbpp-v0", protocol="sequential")
+env = llm_coop_envs.make("mbpp-v1", protocol="sequential")
 observations, infos = env.reset(seed=0)
 ```
 
@@ -28,21 +28,32 @@ page.
 
 ## Version history
 
-* v0: first version.
+* v1: scored on hidden tests only; public tests (see the [Coding tasks](coding.md) page) feed back
+  between turns; expected values from the reference where the dataset ships one, broken conversions
+  repaired; ``helper_defined`` and the cooperation levels pay only when every hidden test passes
+  (``llm_coop_envs.coding.rules``).
+* v0 (deprecated; ``make`` warns): scored on every assert, the same asserts its feedback quotes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from llm_coop_envs.coding.factory import coding_env
+from llm_coop_envs.coding.factory import coding_env, warn_v0
 from llm_coop_envs.core.env import CoopEnv
 from llm_coop_envs.data import load_rows
 
 DATASET = "mbpp"
 
 
+def env_v1(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
+    """The MBPP env (``mbpp-v1``); see the module docstring for the arguments."""
+    rows = load_rows(DATASET, data_path)
+    return coding_env(DATASET, rows, data_path=data_path, name="mbpp-v1", rules="v1", **kwargs)
+
+
 def env(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
-    """The MBPP env; see the module docstring for the arguments."""
+    """The deprecated ``mbpp-v0`` (tests shown in feedback also score); warns with its holes."""
+    warn_v0("mbpp-v0", "mbpp-v1")
     rows = load_rows(DATASET, data_path)
     return coding_env(DATASET, rows, data_path=data_path, name="mbpp-v0", **kwargs)

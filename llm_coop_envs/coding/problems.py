@@ -10,6 +10,8 @@ from types import MappingProxyType
 from typing import Any
 
 from llm_coop_envs.coding.parsing import parse_reply
+from llm_coop_envs.coding.public_tests import split_public
+from llm_coop_envs.coding.rules import RULES, ScoringRules
 from llm_coop_envs.coding.tests_split import TestCase, split_check
 
 REQUIRED_FIELDS = ("task_id", "prompt", "test", "entry_point")
@@ -24,14 +26,23 @@ class CodingProblem:
     prompt: str
     entry_point: str
     tests: tuple[TestCase, ...]
+    """The tests that score (under the ``v1`` rules the hidden ones; under ``v0`` every assert)."""
     context: str
     """Code from the prompt that the program needs: its imports and the other functions it defines
     (HumanEval/38's ``decode_cyclic`` calls the prompt's ``encode_cyclic``)."""
     row: Mapping[str, Any]
     """The dataset row as given (read-only), for user reward functions."""
+    public_tests: tuple[TestCase, ...] = ()
+    """Tests that feedback may quote and that never score (:mod:`llm_coop_envs.coding.public_tests`)."""
+
+    @property
+    def tests_to_run(self) -> tuple[TestCase, ...]:
+        """What the sandbox runs: the scoring tests, then the public ones."""
+        return self.tests + self.public_tests
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any], position: int) -> CodingProblem:
+    def from_row(cls, row: Mapping[str, Any], position: int, rules: ScoringRules = RULES["v0"],
+                 dataset: str = "") -> CodingProblem:
         missing = [f for f in REQUIRED_FIELDS if not isinstance(row.get(f), str) or not row.get(f)]
         if missing:
             raise ValueError(
@@ -42,7 +53,9 @@ class CodingProblem:
         if not row["entry_point"].isidentifier():
             raise ValueError(f"Problem {row['task_id']!r}: entry_point {row['entry_point']!r} is not a Python name.")
         _check_test_and_prompt(row, position)
-        tests, context = _prepare(row["prompt"], row["test"], row["entry_point"])
+        public_source = row.get("public_test") if isinstance(row.get("public_test"), str) else None
+        split = (dataset, public_source) if rules.hidden_tests else None
+        public, tests, context = _prepare(row["prompt"], row["test"], row["entry_point"], split)
         return cls(
             task_id=row["task_id"],
             prompt=row["prompt"],
@@ -50,6 +63,7 @@ class CodingProblem:
             tests=tests,
             context=context,
             row=MappingProxyType(dict(row)),
+            public_tests=public,
         )
 
 
@@ -77,9 +91,15 @@ def _syntax_error(code: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _prepare(prompt: str, test: str, entry_point: str) -> tuple[tuple[TestCase, ...], str]:
+def _prepare(prompt: str, test: str, entry_point: str, split: tuple[str, str | None] | None
+             ) -> tuple[tuple[TestCase, ...], tuple[TestCase, ...], str]:
+    """(public tests, scoring tests, context); ``split`` is (dataset, public source) under hidden-test rules."""
     # Envs are made often (trainers, tests, evaluation scripts); split each problem once per process.
-    return split_check(test), prompt_context(prompt, entry_point)
+    tests = split_check(test)
+    public = ()
+    if split is not None:
+        public, tests = split_public(tests, prompt, entry_point, split[1], split[0])
+    return public, tests, prompt_context(prompt, entry_point)
 
 
 def prompt_context(prompt: str, entry_point: str) -> str:

@@ -5,12 +5,14 @@ Who owns what:
 * the helper agent owns every function it defines, except the entry point: a helper definition
   of the entry point is dropped (main writes it);
 * main owns the entry point and any other function it defines, except names the helper agent
-  defined: main's redefinition of a helper function is dropped, so the helper's work is what
+  defined: every top-level statement of main's that binds a helper function's name (``def aux``,
+  ``aux = mine``, ``class aux``, ``import ... as aux``) is dropped, so the helper's work is what
   runs. Both drops are reported in feedback and details.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 
 from llm_coop_envs.coding.parsing import ParsedReply, Piece
@@ -55,7 +57,8 @@ def build_program(problem: CodingProblem, helper: ParsedReply, main: ParsedReply
     entry = problem.entry_point
     helper_pieces = [p for p in helper.pieces if p.name != entry]
     helper_names = tuple(dict.fromkeys(p.name for p in helper_pieces if _is_function(p)))
-    main_pieces = [p for p in main.pieces if not (_is_function(p) and p.name in helper_names)]
+    rebinding = [p for p in main.pieces if _binds(p) & set(helper_names)]
+    main_pieces = [p for p in main.pieces if p not in rebinding]
     helper_code = _join(helper_pieces)
     main_code = _join(main_pieces)
     sections = [("context", problem.context), ("helper", helper_code), ("main", main_code)]
@@ -68,9 +71,24 @@ def build_program(problem: CodingProblem, helper: ParsedReply, main: ParsedReply
         helper_returns=any(_is_function(p) and p.has_return for p in helper_pieces),
         main_defined=any(_is_function(p) and p.name == entry for p in main_pieces),
         dropped_from_helper=tuple(dict.fromkeys(p.name for p in helper.pieces if p.name == entry)),
-        dropped_from_main=tuple(dict.fromkeys(p.name for p in main.pieces if _is_function(p) and p.name in helper_names)),
+        dropped_from_main=tuple(dict.fromkeys(n for p in rebinding for n in sorted(_binds(p) & set(helper_names)))),
         syntax=_syntax_issue(source, spans),
     )
+
+
+def _binds(piece: Piece) -> set[str]:
+    """The names a top-level piece binds: its function or class name, import aliases, assignment targets."""
+    if piece.name is not None:
+        return {piece.name}
+    if piece.kind not in ("import", "assign"):
+        return set()
+    try:
+        statement = ast.parse(piece.source).body[0]
+    except (SyntaxError, ValueError, RecursionError, MemoryError, IndexError):
+        return set()
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in statement.names}
+    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _is_function(piece: Piece) -> bool:

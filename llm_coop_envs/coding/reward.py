@@ -37,6 +37,33 @@ Examples on a problem "return (a + b) * 2" with four asserts:
 | ``aux(a, b) = a + b`` | a syntax error | 1.0 |
 | ``aux(a, b) = a + b`` | prose only | 0.4 |
 
+Those numbers are the ``v0`` rules. Every ``-v1`` coding env (and ``coop_procedural-v0``) scores with
+the ``v1`` rules (:mod:`llm_coop_envs.coding.rules`): the tests are the problem's **hidden** tests, and
+``helper_defined`` and the three cooperation components pay only when **every** hidden test passes.
+So cooperation never outbids correctness: a reply that passes every test scores at least 2.1 (2.5 with
+a helper function), one that fails a test at most 1.1 + the share it passes (< 2.1), and among replies
+that pass the same tests, the one that really uses the helper scores higher. The same examples under ``v1``:
+
+| helper | main | total |
+| --- | --- | --- |
+| ``aux(a, b) = a + b`` | ``return aux(a, b) * 2`` | 4.0 |
+| ``aux(a, b) = a + b`` | ``return (a + b) * 2`` (no call) | 2.5 |
+| (no function) | correct on its own | 2.1 |
+| ``aux(a, b) = a + b`` | ``return aux(a, b) + 1`` (calls aux, 0 of 4 pass) | 1.1 |
+| ``aux(a, b) = a + b`` | ``return a + b`` (2 of 4 pass, no call) | 1.6 |
+| ``aux(a, b) = a + b`` | a syntax error | 0.6 |
+| ``aux(a, b) = a + b`` | prose only | 0.0 |
+
+**Real use only** (every version): main "refers to a helper function" only when its entry point, in
+code that can run, calls a helper function (or passes it to a call, ``map(aux, xs)``, ``key=aux``) by a
+name that nothing in main rebinds: not a parameter, a local, a nested ``def``, a ``global`` declaration
+or a comprehension variable; dead code (after ``return``, under ``if False:``, in a nested function or
+lambda nothing calls) does not count, nor does a bare ``aux`` statement; calls through main's own
+top-level functions that the entry point calls do. Main's top-level code that rebinds a helper's name
+(``aux = ...``, ``class aux``, ``import ... as aux``, ``def aux``) is dropped from the program and reported
+in ``dropped_from_main``, and main code that reaches the module's namespace dynamically (``globals()``,
+``vars()``, ``setattr``, ``exec``, ``eval``, ``sys.modules``, ``__dict__``) earns no cooperation credit.
+
 ## Reward ``"execution"``
 
 | condition | component | value |
@@ -59,6 +86,7 @@ from llm_coop_envs.coding.cooperation import HelperUse
 from llm_coop_envs.coding.parsing import ParsedReply
 from llm_coop_envs.coding.problems import CodingProblem
 from llm_coop_envs.coding.program import Program
+from llm_coop_envs.coding.rules import RULES, ScoringRules
 from llm_coop_envs.core.reward import RewardResult
 from llm_coop_envs.core.reward_fns import resolve_reward as resolve_reward_spec
 from llm_coop_envs.core.reward_fns import takes_replies_and_context
@@ -95,10 +123,25 @@ class Verdict:
     helper_use: HelperUse
     helper_parse: ParsedReply
     main_parse: ParsedReply
+    rules: ScoringRules = RULES["v0"]
 
     @property
     def passed(self) -> int:
-        return self.result.passed if self.result is not None else 0
+        """Scoring tests passed (public tests run after them and never count)."""
+        if self.result is None:
+            return 0
+        return sum(o.status == "passed" for o in self.result.tests[: len(self.problem.tests)])
+
+    @property
+    def scoring_result(self) -> ExecutionResult | None:
+        """The sandbox run with the outcomes of the scoring tests only (public ones left out)."""
+        if self.result is None:
+            return None
+        return dataclasses.replace(self.result, tests=self.result.tests[: len(self.problem.tests)])
+
+    @property
+    def all_passed(self) -> bool:
+        return bool(self.problem.tests) and self.passed == len(self.problem.tests)
 
     @property
     def pass_fraction(self) -> float:
@@ -112,7 +155,9 @@ def levels_reward(verdict: Verdict) -> RewardResult:
     """The hierarchical reward of the table above."""
     program = verdict.program
     scores = dict.fromkeys(LEVEL_COMPONENTS, 0.0)
-    scores["helper_defined"] = HELPER_DEFINED if program.helper_returns else 0.0
+    gated = verdict.rules.gated_cooperation
+    if program.helper_returns and not gated:
+        scores["helper_defined"] = HELPER_DEFINED
     if not program.main_defined:
         return RewardResult.from_components(scores)
     scores["main_defined"] = MAIN_DEFINED
@@ -120,6 +165,10 @@ def levels_reward(verdict: Verdict) -> RewardResult:
         return RewardResult.from_components(scores)
     scores["syntax"] = SYNTAX
     scores["tests"] = TESTS * verdict.pass_fraction
+    if gated and not verdict.all_passed:
+        return RewardResult.from_components(scores)  # cooperation never outbids correctness
+    if gated and program.helper_returns:
+        scores["helper_defined"] = HELPER_DEFINED
     use = verdict.helper_use
     if verdict.passed >= 1 and program.helper_functions and use.calls_helper:
         scores["uses_helper"] = USES_HELPER
@@ -191,11 +240,13 @@ def reward_context(verdict: Verdict) -> Mapping[str, Any]:
         "helper_code": program.helper_code,
         "main_code": program.main_code,
         "program": program.source,
-        "result": verdict.result,
+        "result": verdict.scoring_result,
         "helper_reply": verdict.helper_reply,
         "main_reply": verdict.main_reply,
         "entry_point": verdict.problem.entry_point,
         "tests": [t.label for t in verdict.problem.tests],
+        "public_tests": [t.label for t in verdict.problem.public_tests],
+        "rules": verdict.rules.name,
         "syntax_error": program.syntax.message if program.syntax else None,
         "uses_helper": verdict.helper_use.calls_helper,
         "thin_wrapper": verdict.helper_use.thin_wrapper,

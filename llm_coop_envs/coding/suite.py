@@ -97,6 +97,8 @@ def _check_tests(tests: Any, where: str) -> None:
     for number, test in enumerate(tests):
         if not isinstance(test, dict) or not isinstance(test.get("args"), list) or "expected" not in test:
             raise SuiteError(f"{where}, test {number}: a test is {{'args': [...], 'expected': ...}}.")
+        if not isinstance(test.get("public", False), bool):
+            raise SuiteError(f"{where}, test {number}: 'public' must be true or false.")
         compare = test.get("compare", "eq")
         if compare not in COMPARES:
             raise SuiteError(f"{where}, test {number}: 'compare' must be one of {COMPARES}.")
@@ -145,5 +147,7 @@ def render_check(tests: Iterable[Mapping[str, Any]]) -> str:
 
 
 def to_row(problem: Mapping[str, Any]) -> Row:
-    """A HumanEval-style row (``task_id``, ``prompt``, ``test``, ``entry_point``) keeping every suite field."""
-    return {**problem, "test": render_check(problem["tests"])}
+    """A HumanEval-style row (``task_id``, ``prompt``, ``test``, ``entry_point``) keeping every suite field;
+    ``public_test`` holds the tests marked ``"public": true`` (shown in feedback; never scored under v1 rules)."""
+    public = [test for test in problem["tests"] if test.get("public", False)]
+    return {**problem, "test": render_check(problem["tests"]), "public_test": render_check(public) if public else None}

@@ -10,11 +10,13 @@ from typing import Any
 from llm_coop_envs.coding.agent_rewards import check_reward_mode, own_share, partner_reference
 from llm_coop_envs.coding.cooperation import analyse_helper_use
 from llm_coop_envs.coding.feedback import agent_feedback
+from llm_coop_envs.coding.lazy import LazyProblems
 from llm_coop_envs.coding.parsing import ParsedReply, parse_reply
 from llm_coop_envs.coding.problems import CodingProblem
 from llm_coop_envs.coding.program import Program, build_program
 from llm_coop_envs.coding.prompts import helper_prompt, main_prompt, solo_prompt
 from llm_coop_envs.coding.reward import Verdict, resolve_reward
+from llm_coop_envs.coding.rules import ScoringRules, scoring_rules
 from llm_coop_envs.core.reward import RewardResult
 from llm_coop_envs.core.task import Evaluation
 from llm_coop_envs.sandbox import ExecutionResult, SandboxConfig, run_tests, run_tests_batch
@@ -29,6 +31,10 @@ class CodingTask:
     ``team="pair"`` is the helper/main collaboration; ``team="single"`` has one agent, ``main``,
     writing the whole solution (the single-model baseline, and the env for single-agent GRPO).
     ``reward_mode="per_agent"`` adds each agent's own reward (:mod:`llm_coop_envs.coding.agent_rewards`).
+    ``rules`` are the env version's scoring rules (:mod:`llm_coop_envs.coding.rules`); ``dataset`` names
+    the dataset for its public-test convention; ``leaky_feedback=True`` quotes failing scoring asserts
+    (a reproduction option, see :mod:`llm_coop_envs.coding.feedback`). ``rows`` may be any sequence,
+    lazy ones included: a problem is prepared when first used.
     """
 
     def __init__(
@@ -40,6 +46,9 @@ class CodingTask:
         protocol: str = "parallel",
         team: str = "pair",
         reward_mode: str = "joint",
+        rules: str | ScoringRules = "v0",
+        dataset: str = "",
+        leaky_feedback: bool = False,
     ) -> None:
         if team not in TEAMS:
             raise ValueError(f"team must be one of {tuple(TEAMS)}, got {team!r}.")
@@ -47,7 +56,11 @@ class CodingTask:
             raise TypeError(f"sandbox must be a SandboxConfig or None, got {type(sandbox).__name__}.")
         if not rows:
             raise ValueError("A coding task needs at least one problem.")
-        self.problems = tuple(CodingProblem.from_row(row, i) for i, row in enumerate(rows))
+        self.rules = scoring_rules(rules)
+        if not isinstance(leaky_feedback, bool):
+            raise TypeError(f"leaky_feedback must be True or False, got {leaky_feedback!r}.")
+        self.feedback_mode = "leaky" if leaky_feedback or not self.rules.hidden_tests else "public"
+        self.problems = LazyProblems(rows, lambda row, i: CodingProblem.from_row(row, i, self.rules, dataset))
         self.agents = TEAMS[team]
         self.team = team
         self.reward = resolve_reward(reward, team)
@@ -60,6 +73,10 @@ class CodingTask:
 
     def task_id(self, index: int) -> str:
         return self.problems[index].task_id
+
+    def index_of(self, task_id: str) -> int | None:
+        """The index of ``task_id`` without scanning every problem, when the rows can say it; else None."""
+        return self.problems.index_of(task_id)
 
     def prompt(self, index: int, agent: str) -> str:
         problem = self.problems[index]
@@ -118,8 +135,8 @@ class CodingTask:
     def _evaluation(self, verdict: Verdict, reward: RewardResult, paired: Mapping[str, RewardResult]) -> Evaluation:
         return Evaluation(
             reward=reward,
-            solved=verdict.result is not None and verdict.result.all_passed and verdict.program.main_defined,
-            feedback=agent_feedback(verdict),
+            solved=verdict.all_passed and verdict.program.main_defined,
+            feedback=agent_feedback(verdict, self.feedback_mode),
             details=_details(verdict),
             agent_rewards=self._agent_rewards(reward, paired),
         )
@@ -146,9 +163,9 @@ class CodingTask:
         if program.main_defined and program.syntax is None:
             # The prompt's own code (imports, helper functions) is trusted: the judge runs the
             # tests with it, so a program cannot redefine what the tests call.
-            job = (program.source, [t.source for t in problem.tests], problem.entry_point,
+            job = (program.source, [t.source for t in problem.tests_to_run], problem.entry_point,
                    problem.context)
-        return _Draft(problem, helper_reply, main_reply, program, helper, main, job)
+        return _Draft(problem, helper_reply, main_reply, program, helper, main, job, self.rules)
 
 
 @dataclass(frozen=True)
@@ -163,12 +180,13 @@ class _Draft:
     helper: ParsedReply
     main: ParsedReply
     job: tuple[str, list[str], str, str] | None
+    rules: ScoringRules
 
     def verdict(self, result: ExecutionResult | None) -> Verdict:
         use = analyse_helper_use(self.program.main_code, self.problem.entry_point,
                                  self.program.helper_functions)
         return Verdict(self.problem, self.helper_reply, self.main_reply, self.program, result, use,
-                       self.helper, self.main)
+                       self.helper, self.main, self.rules)
 
 
 def _details(verdict: Verdict) -> dict[str, Any]:
@@ -184,6 +202,8 @@ def _details(verdict: Verdict) -> dict[str, Any]:
         "syntax_error": None,
         "passed": verdict.passed,
         "total": len(verdict.problem.tests),
+        "public_total": len(verdict.problem.public_tests),
+        "public_passed": 0,
         "tests": [],
         "sandbox": None,
         "helper_use": {
@@ -201,11 +221,13 @@ def _details(verdict: Verdict) -> dict[str, Any]:
         }
     if result is not None:
         details["sandbox"] = _sandbox_summary(result)
+        scoring = len(verdict.problem.tests)
         details["tests"] = [
-            {"test": t.label, "status": o.status, "error_type": o.error_type, "message": o.message,
-             "fallback": o.fallback}
-            for t, o in zip(verdict.problem.tests, result.tests)
+            {"test": t.label, "public": i >= scoring, "status": o.status, "error_type": o.error_type,
+             "message": o.message, "fallback": o.fallback}
+            for i, (t, o) in enumerate(zip(verdict.problem.tests_to_run, result.tests))
         ]
+        details["public_passed"] = sum(o.status == "passed" for o in result.tests[scoring:])
     return details
 
 

@@ -82,7 +82,8 @@ NaN or an infinity, a list of the wrong length from a batched function), the ste
 | ``program`` | the program text that ran |
 | ``result`` | the sandbox's ``ExecutionResult`` (``status``, ``tests``, ``passed``, ``total``, ...) or None when nothing ran |
 | ``helper_reply``, ``main_reply`` | the raw replies (as in ``replies``; ``""`` for a role the team lacks) |
-| ``entry_point``, ``tests`` | the function name; the test labels |
+| ``entry_point``, ``tests`` | the function name; the labels of the tests that score (under ``v1`` rules the hidden ones; ``result`` holds their outcomes only) |
+| ``public_tests``, ``rules`` | the labels of the public tests (shown in feedback, never scored); the env version's scoring rules (``"v0"``, ``"v1"``) |
 | ``syntax_error`` | the compile error message or None |
 | ``uses_helper``, ``thin_wrapper``, ``ignores_return`` | the cooperation facts |
 

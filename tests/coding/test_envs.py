@@ -114,8 +114,7 @@ def test_slow_code_times_out_with_deterministic_feedback():
     spin = "def x_or_y(n, x, y):\n    while True:\n        pass\n"
     _, rewards, _, _, infos = env.step({"helper": "", "main": spin})
     assert rewards["main"] == pytest.approx(0.6 + 0.5)
-    assert "TimeoutError" in infos["main"]["feedback"]
-    assert "0.2" in infos["main"]["feedback"] or "time limit" in infos["main"]["feedback"]
+    assert "(stopped at its time limit)" in infos["main"]["feedback"]
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ def documented_keys(family: str) -> set[str]:
 
 
 def coding_step(reward, replies=HONEST, **kwargs):
-    env = llm_coop_envs.make("coop_basics-v0", split="all", reward=reward, **kwargs)
+    env = llm_coop_envs.make("coop_basics-v1", split="all", reward=reward, **kwargs)
     env.reset(options={"task_id": ROW["task_id"]})
     _, rewards, _, _, infos = env.step(replies)
     return rewards, infos
@@ -77,7 +77,7 @@ def test_a_batched_function_is_called_once_per_step_many_with_every_sample():
         calls.append(len(replies_list))
         return [len(r["main"]) / 100 for r in replies_list]
 
-    env = llm_coop_envs.make("coop_basics-v0", split="all", reward=["levels", (lengths, 0.5)])
+    env = llm_coop_envs.make("coop_basics-v1", split="all", reward=["levels", (lengths, 0.5)])
     env.reset(options={"task_id": ROW["task_id"]})
     mains = [HONEST["main"], HONEST["main"] + "\n# a comment\n", "no code", ""]
     results = step_many([copy.deepcopy(env) for _ in mains], [{"helper": HONEST["helper"], "main": m} for m in mains])
@@ -113,7 +113,7 @@ def test_per_agent_rewards_score_the_paired_programs_in_the_same_batch():
 ])
 def test_bad_reward_arguments_say_how_to_fix_them(reward, error, message):
     with pytest.raises(error, match=re.escape(message)):
-        llm_coop_envs.make("coop_basics-v0", reward=reward)
+        llm_coop_envs.make("coop_basics-v1", reward=reward)
 
 
 def test_a_function_named_like_a_bundled_component_is_an_error():
@@ -121,8 +121,8 @@ def test_a_function_named_like_a_bundled_component_is_an_error():
         return 1.0
 
     with pytest.raises(ValueError, match="named 'tests'"):
-        llm_coop_envs.make("coop_basics-v0", reward=["levels", tests])
-    llm_coop_envs.make("coop_basics-v0", reward=[(tests, 1.0)])  # no bundled reward: no clash
+        llm_coop_envs.make("coop_basics-v1", reward=["levels", tests])
+    llm_coop_envs.make("coop_basics-v1", reward=[(tests, 1.0)])  # no bundled reward: no clash
 
 
 def test_parts_that_collide_when_named_are_an_error():
@@ -185,7 +185,7 @@ def test_bad_returns_raise_an_error_naming_the_function(function, error, message
 def test_the_old_keyword_form_still_works_with_a_deprecation_warning(old):
     with pytest.warns(DeprecationWarning, match=re.escape("Write `def <lambda>(replies, context):`")):
         rewards, infos = coding_step(["levels", old])
-    assert infos["main"]["reward_components"]["<lambda>"] == len(ROW["tests"])
+    assert infos["main"]["reward_components"]["<lambda>"] == len([t for t in ROW["tests"] if not t.get("public")])
 
 
 def test_the_new_form_is_not_mistaken_for_the_old_one():
@@ -196,12 +196,12 @@ def test_the_new_form_is_not_mistaken_for_the_old_one():
         warnings.simplefilter("error", DeprecationWarning)
         for new in (lambda replies, context: 1.0, lambda r, c: 1.0, lambda *args: 1.0, keeps_all, max):
             assert reward_fns.takes_replies_and_context(new)
-            llm_coop_envs.make("coop_basics-v0", reward=["levels", new])
+            llm_coop_envs.make("coop_basics-v1", reward=["levels", new])
 
 
 def test_the_deprecation_warning_points_at_the_callers_line():
     with pytest.warns(DeprecationWarning) as caught:
-        llm_coop_envs.make("coop_basics-v0", reward=lambda result: 1.0)
+        llm_coop_envs.make("coop_basics-v1", reward=lambda result: 1.0)
     assert caught[0].filename == __file__
 
 
@@ -265,7 +265,7 @@ def test_the_former_names_still_import():
     from llm_coop_envs.writing.task import RewardCallable
 
     assert RewardCallable is reward_fns.RewardFn
-    task = llm_coop_envs.make("coop_basics-v0", split="all").task
+    task = llm_coop_envs.make("coop_basics-v1", split="all").task
     verdict = task.judge(0, HONEST["helper"], HONEST["main"])
     with pytest.warns(DeprecationWarning, match="pass the function as reward="):
         scorer = UserReward(lambda replies, context: context["result"].passed)

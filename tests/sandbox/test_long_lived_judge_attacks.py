@@ -328,7 +328,7 @@ def _colliding_ints(n: int) -> str:
     return f"[k * ((1 << 61) - 1) for k in range({n})]"
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=False, reason=(  # not strict: the decode deadline may time the answer out first
     "a return value whose items all share one hash (ints k * (2**61 - 1)) makes the judge's "
     "set() in the test quadratic, in C, where no alarm can stop it: the judge hangs until the "
     "host gives up (timeout_s + HOST_GRACE_S) and kills the warm interpreter"))
