@@ -1,4 +1,4 @@
-"""coop_basics-v0: every problem of the embedded suite is sound, original and solvable through the env.
+"""coop_basics-v1 (and the deprecated v0): every problem of the embedded suite is sound, original and solvable through the env.
 
 The suite-wide tests are parametrised over every ``tier<N>.json`` in the package, so a new tier
 file is checked as soon as it lands.
@@ -32,17 +32,34 @@ IDS = [row["task_id"] for row in ROWS]
 
 @pytest.fixture(scope="module")
 def all_env():
-    return llm_coop_envs.make("coop_basics-v0", split="all")
+    return llm_coop_envs.make("coop_basics-v1", split="all")
+
+
+@pytest.fixture(scope="module")
+def v0_env():
+    with pytest.warns(FutureWarning, match="coop_basics-v0 is deprecated"):
+        return llm_coop_envs.make("coop_basics-v0", split="all")
 
 
 @pytest.mark.parametrize("index", range(len(ROWS)), ids=IDS)
-def test_reference_pair_earns_the_top_reward_through_the_env(all_env, index):
+def test_reference_pair_earns_the_top_reward_through_the_env(all_env, v0_env, index):
     row = ROWS[index]
-    all_env.reset(options={"task_id": row["task_id"]})
-    _, rewards, terminations, _, infos = all_env.step({"helper": row["reference_helper"], "main": row["reference_main"]})
-    assert rewards == {"helper": 4.0, "main": 4.0}, infos["main"]["feedback"]
-    assert infos["main"]["solved"] and all(terminations.values())
-    assert infos["main"]["details"]["passed"] == len(row["tests"]) >= 5
+    hidden = [t for t in row["tests"] if not t.get("public")]
+    for env, scored in ((all_env, hidden), (v0_env, row["tests"])):
+        env.reset(options={"task_id": row["task_id"]})
+        _, rewards, terminations, _, infos = env.step({"helper": row["reference_helper"], "main": row["reference_main"]})
+        assert rewards == {"helper": 4.0, "main": 4.0}, infos["main"]["feedback"]
+        assert infos["main"]["solved"] and all(terminations.values())
+        assert infos["main"]["details"]["passed"] == len(scored) >= 5
+
+
+def test_reference_pairs_earn_the_top_reward_on_every_turn():
+    env = llm_coop_envs.make("coop_basics-v1", split="all", num_turns=3, stop_when_solved=False)
+    for row in ROWS[::7]:
+        env.reset(options={"task_id": row["task_id"]})
+        while env.agents:
+            _, rewards, _, _, infos = env.step({"helper": row["reference_helper"], "main": row["reference_main"]})
+            assert rewards["main"] == 4.0, (row["task_id"], infos["main"]["turn"])
 
 
 @pytest.mark.parametrize("index", range(len(ROWS)), ids=IDS)
@@ -138,27 +155,27 @@ def test_splits_hold_out_a_third_of_every_tier_spread_through_it():
         assert held_out[0] < len(rows) / 3 and held_out[-1] >= 2 * len(rows) / 3, f"tier {tier}: bunched"
     if {1, 2, 3} <= set(tiers):
         assert len(ROWS) >= 120 and sum(row["split"] == "test" for row in ROWS) >= 40
-    sizes = {s: len(llm_coop_envs.make("coop_basics-v0", split=s).task) for s in ("train", "test", "all")}
+    sizes = {s: len(llm_coop_envs.make("coop_basics-v1", split=s).task) for s in ("train", "test", "all")}
     assert sizes["train"] + sizes["test"] == sizes["all"] == len(ROWS)
-    assert len(llm_coop_envs.make("coop_basics-v0").task) == sizes["train"], "the default split is train"
+    assert len(llm_coop_envs.make("coop_basics-v1").task) == sizes["train"], "the default split is train"
 
 
 def test_tier_argument_picks_tiers():
-    tier_one = llm_coop_envs.make("coop_basics-v0", split="all", tier=1).task.problems
+    tier_one = llm_coop_envs.make("coop_basics-v1", split="all", tier=1).task.problems
     assert tier_one and all(p.row["tier"] == 1 for p in tier_one)
-    assert len(llm_coop_envs.make("coop_basics-v0", split="all", tier=[1]).task) == len(tier_one)
+    assert len(llm_coop_envs.make("coop_basics-v1", split="all", tier=[1]).task) == len(tier_one)
     with pytest.raises(ValueError, match="tier must be one of"):
-        llm_coop_envs.make("coop_basics-v0", tier=99)
+        llm_coop_envs.make("coop_basics-v1", tier=99)
     with pytest.raises(ValueError, match="split must be"):
-        llm_coop_envs.make("coop_basics-v0", split="valid")
+        llm_coop_envs.make("coop_basics-v1", split="valid")
     with pytest.raises(TypeError, match="suite_dir"):
-        llm_coop_envs.make("coop_basics-v0", data_path="problems.json")
+        llm_coop_envs.make("coop_basics-v1", data_path="problems.json")
 
 
 def test_loads_offline_without_a_data_dir(monkeypatch):
     monkeypatch.delenv("LLM_COOP_DATA_DIR", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    env = llm_coop_envs.make("coop_basics-v0", split="test")
+    env = llm_coop_envs.make("coop_basics-v1", split="test")
     observations, infos = env.reset(seed=0)
     assert infos["main"]["task_id"].startswith("coop_basics/t")
 
@@ -173,12 +190,12 @@ def test_suite_files_ship_as_package_data():
 
 
 def test_check_env_passes():
-    check_env(llm_coop_envs.make("coop_basics-v0"))
-    check_env(llm_coop_envs.make("coop_basics-v0", team="single", split="test"))
+    check_env(llm_coop_envs.make("coop_basics-v1"))
+    check_env(llm_coop_envs.make("coop_basics-v1", team="single", split="test"))
 
 
 def test_single_team_reference_solution_earns_its_top_reward():
-    env = llm_coop_envs.make("coop_basics-v0", team="single", split="all")
+    env = llm_coop_envs.make("coop_basics-v1", team="single", split="all")
     row = ROWS[0]
     env.reset(options={"task_id": row["task_id"]})
     _, rewards, *_ = env.step({"main": row["reference_helper"] + "\n" + row["reference_main"]})
@@ -197,10 +214,10 @@ def test_prompts_state_what_aux_takes_and_returns():
     row = ROWS[0]
     signature, doc = row["helper"]["signature"], row["helper"]["doc"]
     for protocol in ("parallel", "sequential"):
-        task = llm_coop_envs.make("coop_basics-v0", split="all", protocol=protocol).task
+        task = llm_coop_envs.make("coop_basics-v1", split="all", protocol=protocol).task
         for agent in ("helper", "main"):
             assert f"`{signature}` {doc}" in task.prompt(0, agent), (protocol, agent)
-    solo = llm_coop_envs.make("coop_basics-v0", split="all", team="single")
+    solo = llm_coop_envs.make("coop_basics-v1", split="all", team="single")
     observations, _ = solo.reset(options={"task_id": row["task_id"]})
     assert f"`{signature}` {doc}" in observations["main"]
 
@@ -286,7 +303,7 @@ def test_loader_rejects_duplicates_across_files_and_empty_folders(tmp_path):
 def test_a_users_own_suite_folder(tmp_path):
     _write_suite(tmp_path, _problem(), _problem(task_id="coop_basics/t1/b", entry_point="b", prompt="def b(xs):\n    pass\n",
                                                 reference_main="def b(xs):\n    return [aux(x) for x in xs]\n", split="test"))
-    env = llm_coop_envs.make("coop_basics-v0", suite_dir=tmp_path, split="test")
+    env = llm_coop_envs.make("coop_basics-v1", suite_dir=tmp_path, split="test")
     assert [p.entry_point for p in env.task.problems] == ["b"]
 
 

