@@ -37,7 +37,8 @@ class EvalResult:
     coop_rate: float | None = None
     """Share of episodes whose final step has a ``uses_helper`` reward component > 0 (None: no such component)."""
     records: tuple[dict[str, Any], ...] = ()
-    """Per problem: ``task_id``, ``reward``, ``solved``, ``tests_passed``, ``uses_helper`` (None when unknown)."""
+    """Per problem: ``task_id``, ``reward``, ``solved``, ``tests_passed``, ``uses_helper`` (the cooperation level
+    was paid), ``calls_helper`` (main's code really calls the helper, paid or not); None when unknown."""
 
     def as_metrics(self, prefix: str = "eval") -> dict[str, float]:
         """``eval/reward``, ``eval/pass_rate`` and, when known, ``eval/tests_passed``, ``eval/coop_rate``."""
@@ -84,11 +85,13 @@ def _record(episode: EpisodeResult) -> dict[str, Any]:
     final = episode.final
     info = final.info if final is not None else {}
     uses = info.get("reward_components", {}).get("uses_helper")
+    calls = (info.get("details") or {}).get("helper_use", {}).get("calls_helper")
     return {
         "task_id": episode.task_id, "reward": final.joint_reward if final is not None else 0.0,
         "solved": bool(info.get("solved", False)),
         "tests_passed": tests_share(info),  # infos' details passed/total (the levels reward's ``tests``)
         "uses_helper": None if uses is None else bool(float(uses) > 0),
+        "calls_helper": None if calls is None else bool(calls),  # main's code really calls it, paid or not
     }
 
 

@@ -1,4 +1,4 @@
-"""Where the time of one `env.step` of `humaneval-v0` goes (`sandbox_throughput.py --profile`).
+"""Where the time of one `env.step` of `humaneval-v1` goes (`sandbox_throughput.py --profile`).
 
 Two views, medians over the problems, one step at a time on one warm interpreter (no overlap):
 
@@ -181,7 +181,7 @@ def profile_env_step(problems: dict, helper: str) -> str:
     """The two profile tables, as Markdown."""
     import llm_coop_envs
 
-    env = llm_coop_envs.make("humaneval-v0", split="all")
+    env = llm_coop_envs.make("humaneval-v1", split="all")
     task_ids = list(problems)
     env.reset(options={"task_id": task_ids[0]})
     _host_work(env, task_ids[:3], problems, helper)  # warm-up: pool started, caches filled
@@ -198,7 +198,7 @@ def profile_env_step(problems: dict, helper: str) -> str:
     trip = statistics.median(totals)
     header = ["| part | ms, median | share |", "|---|---:|---:|"]
     return "\n".join(
-        [f"## Profile: one env.step of humaneval-v0 ({len(task_ids)} problems, one at a time)", "",
+        [f"## Profile: one env.step of humaneval-v1 ({len(task_ids)} problems, one at a time)", "",
          "Medians over the problems, one step at a time on one warm interpreter (see "
          "`benchmarks/perf/sandbox_profile.py`). The host's view (shares of the whole step):", ""]
         + header + _rows(host, step)

