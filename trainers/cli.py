@@ -74,18 +74,59 @@ def train_command(argv: Sequence[str]) -> int:
         fields["resume"] = True
     if args.overwrite:
         fields["overwrite"] = True
-    try:
-        cfg = load_config(args.config, preset=args.preset, overrides=args.overrides, **fields)
-        env, eval_env = check_names(cfg)
-    except (ConfigError, ValueError, TypeError, KeyError, LookupError) as error:
-        return _fail("llm-coop train", str(error.args[0]) if isinstance(error, KeyError) else str(error))
+    from trainers.model_cache import ModelUnavailable
     from trainers.run_folder import RunExistsError
 
     try:
+        cfg = load_config(args.config, preset=args.preset, overrides=args.overrides, **fields)
+        env, eval_env = check_names(cfg)
+        replaced = check_run_folder(cfg)
+        check_models(cfg)
+    except (ConfigError, ValueError, TypeError, KeyError, LookupError, RunExistsError, ModelUnavailable) as error:
+        return _fail("llm-coop train", str(error.args[0]) if isinstance(error, KeyError) else str(error))
+    if replaced is not None:
+        print(replaced)
+    try:
         run_training(cfg, env, eval_env)
-    except RunExistsError as error:
+    except RunExistsError as error:  # another process took the name since the check
         return _fail("llm-coop train", str(error))
     return 0
+
+
+def check_run_folder(cfg) -> str | None:
+    """Refuse, before any model loads, a run name whose folder already holds a run, unless this run
+    resumes it or was told to replace it. Returns the line that says a run is about to be replaced
+    (None when nothing is), so that no run disappears without a word on screen."""
+    from trainers.run_folder import RunExistsError, prepare_run_folder
+
+    if cfg.resume or cfg.run_name is None:
+        return None
+    try:
+        prepare_run_folder(cfg.run_dir, cfg.run_name, cfg.algo, resume=False, overwrite=False, clear=False)
+    except RunExistsError:
+        if not cfg.overwrite:
+            raise
+        folder = Path(cfg.run_dir) / cfg.run_name
+        return (f"Replacing the previous run in {folder} (the demo's run name is reused on every demo run; "
+                "--run-name NAME keeps a run of your own)." if cfg.run_name in demo_run_names()
+                else f"Replacing the previous run in {folder} (--overwrite).")
+    return None
+
+
+def demo_run_names() -> list[str]:
+    """The presets' own run names that each run of that preset replaces (``cpu-demo``)."""
+    from trainers.config import PRESETS, reuses_own_run
+
+    return [values["run_name"] for values in PRESETS.values() if reuses_own_run(values, values.get("run_name"))]
+
+
+def check_models(cfg) -> None:
+    """Every model of the run can be loaded here (a Hub id needs the Hub or the local cache): an
+    unreachable one is a one-line error in seconds, not retries and tracebacks after the env is built."""
+    from trainers.model_cache import check_model_available
+
+    for name in {cfg.model, *cfg.agent_models.values()}:
+        check_model_available(name)
 
 
 def missing_train_modules() -> list[str]:
@@ -133,7 +174,10 @@ def run_training(cfg, env=None, eval_env=None) -> dict:
     summary_path = trainer.run_dir / "eval.json"
     record = json.loads(summary_path.read_text(encoding="utf-8")) if trainer.evaluations else {}
     if record:
-        print(before_after_table(record))
+        from trainers.before_after import before_after_report, eval_records
+
+        records = eval_records(trainer.run_dir)  # per problem: the table gets paired intervals
+        print(before_after_report(*records) if records else before_after_table(record))
     trainer.save_final()  # every rank: a sharded model is gathered for the export
     trainer.close()
     print(f"Metrics: {trainer.run_dir / 'metrics.jsonl'} (TensorBoard: {trainer.run_dir / 'tensorboard'}); "

@@ -31,6 +31,7 @@ from pydantic import ConfigDict, field_validator
 from pydantic.dataclasses import dataclass as _validated_dataclass
 
 from llm_coop_envs.cli import TRAIN_INSTALL_HINT
+from trainers.phases import parse_phases
 
 POLICY_MODES = ("lora_per_agent", "separate", "shared")
 JOINT_MODES = ("aligned", "cross")
@@ -89,13 +90,18 @@ class TrainConfig:
     """Everything a training run needs. Build it with :func:`load_config` or directly."""
 
     # ---------------------------------------------------------------- environment
-    env: str = "coop_humaneval-v0"
-    """Registered environment id passed to ``llm_coop_envs.make``."""
+    env: str = "coop_basics-v1"
+    """Registered environment id passed to ``llm_coop_envs.make``. The default ships inside the package,
+    so a run needs no dataset download."""
     env_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Keyword arguments for ``make`` (e.g. ``num_turns``, ``split``) for the training env."""
     eval_env_kwargs: Mapping[str, Any] | None = None
     """Keyword arguments for the held-out evaluation env; ``None`` reuses ``env_kwargs`` with ``split="test"``
     when the training env takes a split, else ``env_kwargs`` unchanged."""
+    phases: tuple[Mapping[str, Any], ...] = ()
+    """Env settings that change during the run: ``[{from_step = 20, env_kwargs = {level = [1, 2]}}, ...]``,
+    each merged over ``env_kwargs`` from its step on (a difficulty schedule, or self-learning then an outside
+    reviewer's feedback; :mod:`trainers.phases`). The held-out evaluation is not affected."""
 
     # ---------------------------------------------------------------- algorithm
     algo: str = "magrpo"
@@ -112,7 +118,8 @@ class TrainConfig:
     gamma: float = 0.9
     """Discount: the return of a tree node is its reward plus gamma times the mean return of its children."""
     early_stop_reward: float | None = None
-    """Stop expanding a branch once its reward reaches this value (``None``: always expand)."""
+    """Stop expanding a node once the mean reward of its joint samples reaches this value (``None``: always
+    expand). Its samples then count as absorbing: each keeps paying its own reward for the turns it skips."""
     problems_per_step: int = 1
     """States (problems) per training step; each grows its own rollout tree."""
     steps: int = 10
@@ -200,7 +207,9 @@ class TrainConfig:
     resume: bool = False
     """Continue from the latest checkpoint in the run folder (``--resume``); logs after it are dropped."""
     overwrite: bool = False
-    """Delete an existing run of the same name (its logs, checkpoints, evaluations, final weights) first."""
+    """Delete an existing run of the same name (its logs, checkpoints, evaluations, final weights) first.
+    Never inherited from a preset by a run of another name: a preset's ``overwrite`` only lets its own
+    demo run name (``cpu-demo``) be reused."""
     log_samples: int = 2
     """Joint samples per step written to ``samples.jsonl`` (transcripts)."""
     tensorboard: bool = True
@@ -249,6 +258,7 @@ class TrainConfig:
         if self.eval_every < 0 or self.eval_problems < 0:
             raise ValueError("eval_every and eval_problems must be >= 0.")
         _check_held_out_not_narrowed(self)
+        parse_phases(self.phases)
         if self.resume and self.run_name is None:
             raise ValueError("resume=true needs the run_name of the run to continue.")
         if self.steps < 0:
@@ -311,13 +321,23 @@ def load_config(
     if preset is not None:
         if preset not in PRESETS:
             raise ConfigError(f"Unknown preset {preset!r}{_did_you_mean(preset, PRESETS)}; choose one of {sorted(PRESETS)}.")
-        _merge(values, PRESETS[preset])
+        _merge(values, {key: value for key, value in PRESETS[preset].items() if key != "overwrite"})
     if path is not None:
         _merge(values, read_config_file(Path(path)))
     _merge(values, fields)
     for item in overrides:
         _merge(values, parse_override(item))
+    if preset is not None and "overwrite" not in values and reuses_own_run(PRESETS[preset], values.get("run_name")):
+        values["overwrite"] = True
     return build_config(values)
+
+
+def reuses_own_run(preset: Mapping[str, Any], run_name: Any) -> bool:
+    """Whether a run replaces the last run of ``preset``: only when the preset asks for it
+    (``overwrite = true``) and the run keeps the preset's own ``run_name``. A run named by its user
+    never inherits the preset's overwrite: replacing a run of another name takes an explicit
+    ``overwrite=true`` (``--overwrite``) on that command."""
+    return bool(preset.get("overwrite")) and preset.get("run_name") is not None and run_name == preset["run_name"]
 
 
 def build_config(values: Mapping[str, Any]) -> TrainConfig:

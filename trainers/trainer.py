@@ -52,6 +52,7 @@ from trainers.algorithms.base import (
 from trainers.algorithms.options import build_algorithm, loss_options, update_schedule
 from trainers.checkpoint import latest_checkpoint, register_weight_hooks, restore_checkpoint, save_checkpoint
 from trainers.config import TrainConfig
+from trainers.phases import env_kwargs_at, parse_phases, phase_index
 from trainers.distributed import Distributed
 from trainers.fsdp import full_tensor
 from trainers.evaluate import EvalResult, evaluate, make_eval_env
@@ -110,8 +111,12 @@ class Trainer:
             cfg.run_dir, cfg.run_name, cfg.algo, resume=cfg.resume, overwrite=cfg.overwrite, clear=self.dist.is_main
         )
         self.env = env if env is not None else _make_env(cfg.env, cfg.env_kwargs)
+        self.phases = parse_phases(cfg.phases)
+        self._phase_envs = {None: self.env}  # made on entering a phase; checked at start (below)
         self.eval_env = _held_out_env(cfg, env, eval_env)
         self.agents = tuple(self.env.possible_agents)
+        for step in sorted({phase.from_step for phase in self.phases}):
+            _check_same_agents(self.env_at(step), self.agents, step)
         self.algorithm = algorithm if algorithm is not None else build_algorithm(cfg)
         self.loss_options = loss_options(self.algorithm, cfg)
         self.minibatch_size, self.updates_per_rollout = update_schedule(self.algorithm, cfg)
@@ -135,6 +140,8 @@ class Trainer:
         self._pool: Any = None
         self._interrupted: Any = lambda: False
         self._stop_requested = False
+        self._batch_totals: dict[int, dict[str, tuple[int, float]]] = {}
+        """Per minibatch and agent: replies and reply tokens over every process (:meth:`minibatches`)."""
         self._poisoned = False
         """A loss was not finite on this process in the update in flight (many processes)."""
         self.history: list[dict[str, float]] = []
@@ -196,14 +203,25 @@ class Trainer:
         self._stop_requested = any(rank["stop"] for rank in per_rank)
         metrics = merge_rank_metrics(per_rank)
         metrics["train/step"] = self.step + 1
+        if self.phases:  # -1 before the first phase
+            index = phase_index(self.phases, self.step)
+            metrics["train/phase"] = -1.0 if index is None else float(index)
         call_hook(self.algorithm, "on_step_end", self.step + 1, metrics)
         metrics.update(algorithm_metrics(self.algorithm))
         self._log_samples(groups)
         return metrics
 
     # ----------------------------------------------------------------- 1–2: rollouts
+    def env_at(self, step: int) -> Any:
+        """The training env of ``step`` (0-based): the run's env, or its phase's (:mod:`trainers.phases`)."""
+        index = phase_index(self.phases, step)
+        if index not in self._phase_envs:
+            self._phase_envs[index] = _make_env(self.cfg.env, env_kwargs_at(self.cfg.env_kwargs, self.phases, step))
+        return self._phase_envs[index]
+
     def rollout(self) -> list[Group]:
-        roots = [root_node(copy.deepcopy(self.env), seed=self.problem_seed(b)) for b in range(self.cfg.problems_per_step)]
+        env = self.env_at(self.step)
+        roots = [root_node(copy.deepcopy(env), seed=self.problem_seed(b)) for b in range(self.cfg.problems_per_step)]
         return grow_trees(
             roots, self.sample, group_size=self.cfg.group_size, joint_mode=self.cfg.joint_mode,
             gamma=self.cfg.gamma, early_stop_reward=self.cfg.early_stop_reward, pool=self._env_pool(),
@@ -237,8 +255,11 @@ class Trainer:
                     reply = sample.replies[agent]
                     items[agent].append(_train_item(agent, reply, advantage, index))
                 index += 1
+        # Turns and nodes are counted over every process's trees (one gather): the loss is then the
+        # same whether N processes or one roll out the step's problems, whatever each tree's shape.
+        shared = self.dist.sum_counts({agent: depth_counts(positions) for agent, positions in groups_of.items()})
         for agent, agent_items in items.items():
-            weights = reply_weights([groups_of[agent][n] for n in range(len(agent_items))])
+            weights = reply_weights(groups_of[agent], shared.get(agent), processes=self.dist.world_size)
             items[agent] = [dataclasses.replace(item, weight=w) for item, w in zip(agent_items, weights)]
         return items
 
@@ -297,24 +318,35 @@ class Trainer:
         return metrics
 
     def minibatches(self, items: Mapping[str, list[TrainItem]]) -> list[dict[str, list[TrainItem]]]:
-        """The step's items split into minibatches of ``minibatch_size`` joint samples, in rollout order.
+        """The step's items split into minibatches of ``minibatch_size`` joint samples per process, in
+        rollout order.
 
-        Each agent's weights are rescaled to sum to 1 within a minibatch, so each minibatch's loss is a
-        mean over its replies. Without ``minibatch_size``: one minibatch, the items as they are. With
-        many processes every one takes as many optimizer steps as the one with the most samples (a
-        process short of samples joins the gradient all-reduce with an empty minibatch)."""
-        if self.minibatch_size is None:
-            return [dict(items)]
+        Each agent's weights are rescaled to sum to 1 within a minibatch over all processes (the
+        minibatches of one index on every process form one minibatch of the global batch), so each
+        minibatch's loss is a mean over its replies. Without ``minibatch_size``: one minibatch, the
+        items as they are. With many processes every one takes as many optimizer steps as the one with
+        the most samples (a process short of samples joins the gradient all-reduce with an empty
+        minibatch); the replies and tokens of each minibatch are counted over all processes (one
+        gather), for ``token_mean``."""
         size = self.minibatch_size
-        samples = 1 + max((item.sample for agent_items in items.values() for item in agent_items), default=-1)
-        count = max(math.ceil(samples / size), 1)
-        if self.dist.world_size > 1:
-            count = max(self.dist.gather_objects(count))
-        split: list[dict[str, list[TrainItem]]] = [defaultdict(list) for _ in range(count)]
-        for agent, agent_items in items.items():
-            for item in agent_items:
-                split[item.sample // size][agent].append(item)
-        return [{agent: _rescaled(agent_items) for agent, agent_items in part.items()} for part in split]
+        split: list[dict[str, list[TrainItem]]] = [dict(items)]
+        if size is not None:
+            samples = 1 + max((item.sample for agent_items in items.values() for item in agent_items), default=-1)
+            split = [defaultdict(list) for _ in range(max(math.ceil(samples / size), 1))]
+            for agent, agent_items in items.items():
+                for item in agent_items:
+                    split[item.sample // size][agent].append(item)
+        local = [{agent: _totals(part_items) for agent, part_items in part.items()} for part in split]
+        totals = self.dist.sum_counts(dict(enumerate(local)))
+        count = 1 + max(totals, default=0)
+        split += [{} for _ in range(count - len(split))]  # a process short of samples joins with empty ones
+        self._batch_totals = {index: {agent: (t["replies"], t["tokens"]) for agent, t in part.items()}
+                              for index, part in totals.items()}
+        if size is None:
+            return split
+        processes = self.dist.world_size
+        return [{agent: _rescaled(part_items, totals[index][agent]["weight"] / processes)
+                 for agent, part_items in part.items()} for index, part in enumerate(split)]
 
     @torch.no_grad()
     def _record_old_logprobs(self, minibatches: list[dict[str, list[TrainItem]]], cache: dict) -> None:
@@ -369,7 +401,8 @@ class Trainer:
         A loss that is not finite stops training before any optimizer step of this update."""
         options = self.loss_options
         sampling = self.cfg.sampling_for(agent)
-        total_tokens = float(sum(len(i.completion_ids) for i in items))
+        total_replies, total_tokens = self._batch_totals.get(minibatch, {}).get(
+            agent, (len(items), float(sum(len(i.completion_ids) for i in items))))
         value, logp_sum, token_count = 0.0, 0.0, 0.0
         for start, micro in self._micro_batches(items):
             prompts, completions = [i.prompt_ids for i in micro], [i.completion_ids for i in micro]
@@ -383,7 +416,7 @@ class Trainer:
                 agent=agent, logps=logps, old_logps=saved["old"], mask=mask,
                 advantages=advantage_tensor([i.loss_advantage for i in micro], logps.shape[1], logps),
                 ref_logps=saved.get("ref"), clip_eps=options.clip_eps, kl_coef=options.kl_coef,
-                token_aggregation=options.token_aggregation, total_replies=len(items), total_tokens=total_tokens,
+                token_aggregation=options.token_aggregation, total_replies=total_replies, total_tokens=total_tokens,
                 weights=torch.tensor([i.weight for i in micro], dtype=logps.dtype, device=logps.device),
             )
             loss = self.algorithm.loss(batch)
@@ -434,7 +467,7 @@ class Trainer:
         if self._saved_step == self.step:
             return None
         self._saved_step = self.step
-        state = {"keys": list(self.optimizers), "modules": list(self.owned_modules), "config": self.cfg.to_dict(), "provenance": config_provenance(self.cfg)}
+        state = {"keys": list(self.optimizers), "modules": list(self.owned_modules), "config": self.cfg.to_dict(), "provenance": config_provenance(self.cfg, algorithm=self.algorithm)}
         path = save_checkpoint(self.accelerator, self.run_dir, self.step, state, self.cfg.keep_checkpoints)
         return path if self.dist.is_main else None
 
@@ -509,7 +542,7 @@ class Trainer:
         """The provenance of the held-out evaluations: greedy sampling, the held-out env's id and kwargs."""
         spec = getattr(self.eval_env, "spec", None)
         kwargs = dict(spec.kwargs) if spec is not None else dict(self.cfg.eval_env_kwargs or self.cfg.env_kwargs)
-        record = config_provenance(self.cfg, greedy=True, env_kwargs=kwargs)
+        record = config_provenance(self.cfg, greedy=True, env_kwargs=kwargs, algorithm=self.algorithm)
         if spec is not None:
             record["env"]["id"] = spec.id
         return record
@@ -521,7 +554,7 @@ class Trainer:
         folder = self.run_dir / "final"
         self.policies.save_pretrained(str(folder), write=self.dist.is_main)
         if self.dist.is_main:
-            write_provenance(folder, config_provenance(self.cfg))
+            write_provenance(folder, config_provenance(self.cfg, algorithm=self.algorithm))
         return folder
 
     def _env_pool(self):
@@ -630,21 +663,34 @@ def merge_rank_metrics(per_rank: Sequence[Mapping[str, Any]]) -> dict[str, float
     return {**metrics_from_records(records), **{k: float(np.mean(v)) for k, v in agents.items()}, **perf}
 
 
-def reply_weights(positions: Sequence[tuple[int, int]]) -> list[float]:
+def reply_weights(positions: Sequence[tuple[int, int]], nodes_at: Mapping[int, int] | None = None,
+                  processes: int = 1) -> list[float]:
     """Each reply's weight in its agent's loss, from its (depth, node) in the step's rollout trees.
 
     Every turn (tree depth) weighs the same, every node of a turn the same, every reply of a node the
     same: w = 1 / (turns · nodes at its depth · replies of its node). Summed over the step, the weights
     are 1. This is MAGRPO's per-turn objective: the mean over turns of each node's group-relative
     term. Pooling every reply under one mean instead would give turn 1 (G replies) only a 1/(G+1) share
-    against the G·G replies of turn 2. With one turn it is the plain mean over replies."""
+    against the G·G replies of turn 2. With one turn it is the plain mean over replies.
+
+    With ``processes`` > 1, ``nodes_at`` is the number of nodes at each depth over every process's
+    trees (:func:`depth_counts`, summed), and the weights are multiplied by ``processes``: DDP averages
+    the processes' gradients, so the average of their losses is then the one-process loss over the
+    global batch, whatever the shape of each process's trees."""
     per_node: dict[int, int] = defaultdict(int)
+    for _, node in positions:
+        per_node[node] += 1
+    counts = dict(nodes_at) if nodes_at is not None else depth_counts(positions)
+    turns = len(counts)
+    return [processes / (turns * counts[depth] * per_node[node]) for depth, node in positions]
+
+
+def depth_counts(positions: Sequence[tuple[int, int]]) -> dict[int, int]:
+    """Nodes at each depth among (depth, node) positions: what :func:`reply_weights` needs from every process."""
     nodes_at: dict[int, set[int]] = defaultdict(set)
     for depth, node in positions:
-        per_node[node] += 1
         nodes_at[depth].add(node)
-    turns = len(nodes_at)
-    return [1.0 / (turns * len(nodes_at[depth]) * per_node[node]) for depth, node in positions]
+    return {depth: len(nodes) for depth, nodes in nodes_at.items()}
 
 
 def _eval_view(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -707,10 +753,17 @@ def _train_item(agent: str, reply: Any, advantage: Advantage, sample: int = 0) -
     return TrainItem(agent, reply.prompt_ids, reply.completion_ids, advantage, sample)
 
 
-def _rescaled(items: list[TrainItem]) -> list[TrainItem]:
-    """``items`` with their weights rescaled to sum to 1 (a minibatch's share of the step)."""
-    total = sum(item.weight for item in items)
+def _rescaled(items: list[TrainItem], total: float | None = None) -> list[TrainItem]:
+    """``items`` with their weights divided by ``total`` (default: their sum), so that a minibatch's
+    weights sum to 1 over every process's share of it."""
+    total = sum(item.weight for item in items) if total is None else total
     return [dataclasses.replace(item, weight=item.weight / total) for item in items] if total > 0 else list(items)
+
+
+def _totals(items: Sequence[TrainItem]) -> dict[str, float]:
+    """What a minibatch's normalisation needs from one process: its weights, replies and reply tokens."""
+    return {"weight": sum(i.weight for i in items), "replies": len(items),
+            "tokens": float(sum(len(i.completion_ids) for i in items))}
 
 
 def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:
@@ -728,6 +781,12 @@ def _check_single_agent(algorithm: Algorithm, agents: tuple[str, ...], cfg: Trai
             f"{cfg.algo} trains one agent doing the whole task, but {cfg.env} has agents {list(agents)}: "
             "use a one-agent env (coding envs: env_kwargs.team=single) or policy=shared."
         )
+
+
+def _check_same_agents(env: Any, agents: tuple[str, ...], step: int) -> None:
+    if tuple(env.possible_agents) != agents:
+        raise ValueError(f"The phase starting at step {step} makes an env with agents {list(env.possible_agents)}, "
+                         f"but the run trains {list(agents)}: a phase may change env settings, not the team.")
 
 
 def _make_env(env_id: str, kwargs: Mapping[str, Any]):
