@@ -25,6 +25,7 @@ observations, infos = env.reset(seed=0)
 | Tests | 1-2 public examples in the docstring (feedback), 5-8 hidden asserts (score) |
 | Reward | joint, the same for both agents: ``"levels"`` (default, max 4.0) under the ``v1`` scoring rules |
 | Solved | every hidden test passes |
+| Untrained default model | greedy pass rate on level 1 of ``test``: 0 % (0/120) as a pair; too hard for now (``benchmarks/results/coop_procedural_calibration.md``) |
 
 ## Problems
 
