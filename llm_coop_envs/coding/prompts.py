@@ -7,7 +7,8 @@ appends "The helper agent wrote: ..." to main's prompt.
 
 A problem whose row carries a ``helper`` spec (``{"signature": "def aux(x):", "doc": "Return x
 doubled."}``, as the embedded suites do) gets prompts that say exactly what ``aux`` takes and
-returns; rows without one get the generic wording.
+returns; rows without one get the generic wording. A row's ``helper_fact`` (the procedural suite's
+rule, table or constant) is shown to the helper only.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def helper_prompt(problem: CodingProblem, protocol: str) -> str:
         problem.prompt.rstrip(),
         "",
         _helper_task(problem),
+        *_fact_lines(problem),
         f"Do not write `{problem.entry_point}` itself: the main agent writes it.",
         _CODE_ONLY,
     ]
@@ -101,6 +103,12 @@ def helper_spec(problem: CodingProblem) -> tuple[str, str] | None:
 def _spec_lines(problem: CodingProblem, lead: str) -> list[str]:
     spec = helper_spec(problem)
     return [f"{lead}`{spec[0]}` {spec[1]}"] if spec else []
+
+
+def _fact_lines(problem: CodingProblem) -> list[str]:
+    """A fact only the helper is told (a rule, a table, a constant): main needs ``aux`` to get it right."""
+    fact = problem.row.get("helper_fact")
+    return [f"Only you know this (the main agent does not): {fact.strip()}"] if isinstance(fact, str) and fact.strip() else []
 
 
 def _helper_task(problem: CodingProblem) -> str:
