@@ -36,8 +36,9 @@ returns), ``reference_helper``, ``reference_main``, ``public_test`` (the example
 ``split``, ``helper_fact``. Its ``task_id`` is ``coop_procedural/<family>/L<level>/<hash>``, the
 hash being the first 8 hex digits of the sha256 of what the agents see and what scores them.
 
-Some families give the helper a fact that main's prompt lacks (``helper_fact``: a rule, a small
-table, a constant): main's prompt only says what ``aux`` returns, so main needs ``aux`` to be right.
+From level 2 on, some families give the helper a fact that main's prompt lacks (``helper_fact``: a
+rule, a small table, a constant): main's prompt only says what ``aux`` returns, so main needs ``aux``
+to be right. At level 1 no family hides anything: main's prompt states the rule.
 
 Every problem is checked when drawn: at least 5 hidden tests, none repeating a public example, at
 least two different expected values and one that differs from the first argument, so a constant, the
@@ -46,20 +47,21 @@ characters (well under 128 tokens of the default model's tokenizer).
 
 ## Families
 
-Training (``*``: the helper alone is told a fact):
+Training (``*``: from level 2 on, the helper alone is told a fact). Level 1 of each family is one
+step stated in both prompts, given in brackets:
 
-* ``bonus_scores``\\*: ``aux`` applies a bonus rule to a score; main adjusts, totals above a minimum, or picks the best even one.
-* ``order_totals``: ``aux`` prices one order (a bulk discount at level 3); main totals or counts affordable orders.
-* ``clamp_readings``: ``aux`` clamps a reading into a range; main lists, sums or counts changes.
-* ``neighbour_gaps``: ``aux`` measures the step between two readings; main lists, maximises or locates steep rises.
-* ``digit_sums``: ``aux`` sums a number's digits; main lists, counts lucky numbers or picks the heaviest.
-* ``bucket_counts``: ``aux`` rounds a value down to its bucket; main lists, counts per bucket or finds the busiest.
-* ``tag_words``: ``aux`` makes an upper-case tag of a word; main lists, joins, or filters and de-duplicates.
-* ``initials``: ``aux`` gives a name's initials; main lists, counts, or finds shared initials.
-* ``code_fees``\\*: ``aux`` looks a ticket code's fee up in a table; main totals, filters or groups fees.
-* ``valid_codes``\\*: ``aux`` checks a code against a rule; main counts, keeps or tallies valid codes.
-* ``level_labels``\\*: ``aux`` labels a value by cut points; main lists, counts per label or selects one label.
-* ``convert_amounts``\\*: ``aux`` converts an amount at an exchange rate; main totals, filters, or takes the spread (floats, compared with ``math.isclose``).
+* ``bonus_scores``\\*: ``aux`` applies a bonus rule to a score; main totals above a minimum or picks the best even one (level 1: ``score + k`` or ``score * k`` for every score).
+* ``order_totals``: ``aux`` prices one order (a bulk discount at level 3); main totals or counts affordable orders (level 1: the total of ``count * price`` over unit counts).
+* ``clamp_readings``: ``aux`` clamps a reading into a range; main sums or counts changes (level 1: ``min(x, high)`` or ``max(x, low)`` for every reading).
+* ``neighbour_gaps``: ``aux`` measures the step between two readings; main maximises or locates steep rises (level 1: ``abs(x - target)`` for every reading).
+* ``digit_sums``: ``aux`` sums a number's digits; main counts lucky numbers or picks the heaviest (level 1: ``n % 10`` for every number).
+* ``bucket_counts``: ``aux`` rounds a value down to its bucket; main counts per bucket or finds the busiest (level 1: ``x // width`` for every value).
+* ``tag_words``: ``aux`` makes an upper-case tag of a word; main joins, or filters and de-duplicates (level 1: ``w.upper()`` or ``w[:k]`` for every word).
+* ``initials``: ``aux`` gives a name's initials; main counts, or finds shared initials (level 1: ``name[0]`` for every first name).
+* ``code_fees``\\*: ``aux`` looks a ticket code's fee up in a table; main filters or groups fees (level 1: ``days * fee`` for every stay).
+* ``valid_codes``\\*: ``aux`` checks a code against a rule; main keeps or tallies valid codes (level 1: counts the codes starting with a stated letter).
+* ``level_labels``\\*: ``aux`` labels a value by cut points; main counts per label or selects one label (level 1: two labels, one stated cut point).
+* ``convert_amounts``\\*: ``aux`` converts an amount at an exchange rate; main totals, filters, or takes the spread (floats, compared with ``math.isclose``; level 1: ``amount * rate`` with a whole-number rate for every amount).
 
 Held out (split ``heldout_families``, never drawn for training):
 
@@ -70,7 +72,11 @@ Held out (split ``heldout_families``, never drawn for training):
 
 ## Levels
 
-* **1**: ``aux`` is one expression; main is one comprehension or builtin call over a short list (1-4 items).
+* **1**: as easy as ``coop_basics`` tier 1. The input is a flat list of 1-4 ints or words; ``aux`` is
+  a single step (``x + k``, ``x * k``, ``x // k``, ``abs(x - k)``, ``w.upper()``, ``w[0]``, ...) that
+  main's docstring states plainly, so main can solve it with or without ``aux``; main is one
+  comprehension or ``sum``. No helper-only fact: the held-out families keep their level 1 of v0 (a
+  fact for ``letter_points`` and ``category_weights``).
 * **2**: main adds a condition, a second argument, a join or a dict of counts (lists of 2-6 items).
 * **3**: main composes more (de-duplication, arg-max with ties, changes between neighbours, a
   grouped total), inputs grow to 9 items and include the empty list and repeats.
@@ -108,6 +114,8 @@ narrowed level, make the evaluation env with ``level=None`` to keep every level.
 ## Version history
 
 * v0: first version (12 training families, 4 held-out families, levels 1-3, ``v1`` scoring rules).
+  Level 1 of the training families was then made one stated step over a flat list (the untrained
+  default pair passed none of the first level-1 problems); levels 2-3 and the held-out families are unchanged.
 """
 
 from llm_coop_envs.coding.procedural.env import env

@@ -13,16 +13,14 @@ SCORE_DOMAINS = [("scores", "score", "league"), ("points", "point", "club"), ("l
 def bonus_scores(rng: random.Random, level: int) -> Draft:
     """aux applies a bonus rule only the helper is told; main adjusts, filters or picks with it."""
     items, item, owner = pick(rng, SCORE_DOMAINS)
+    if level == 1:
+        return _bonus_scores_level_one(rng, items, item)
     factor, bonus = rng.randint(2, 5), rng.randint(1, 9)
     low, high = (-10, 30) if level == 3 else (0, 20)
     shortest, longest = sizes(level)
     inputs = [(int_list(rng, rng.randint(shortest, longest), low, high),) for _ in range(10)]
     meaning = f"the adjusted value of a {item} under the {owner}'s bonus rule (what aux returns)"
-    if level == 1:
-        name, params = f"{pick(rng, ['adjust', 'boost', 'rescore'])}_{items}", items
-        summary = f"Return a list with {meaning} for every {item} in {items}, in order."
-        main = f"    return [aux(x) for x in {items}]\n"
-    elif level == 2:
+    if level == 2:
         name, params = f"bonus_total_{items}", f"{items}, minimum"
         summary = f"Return the sum of {meaning} over the {items} that are at least minimum."
         main = f"    return sum(aux(x) for x in {items} if x >= minimum)\n"
@@ -43,6 +41,24 @@ def bonus_scores(rng: random.Random, level: int) -> Draft:
     )
 
 
+def _bonus_scores_level_one(rng: random.Random, items: str, item: str) -> Draft:
+    """Level 1: one bonus step stated in main's prompt (no helper-only rule)."""
+    if rng.random() < 0.5:
+        step = rng.randint(2, 20)
+        body, rule, doc = f"{item} + {step}", f"has {step} added to it", f"Return {item} plus {step}."
+    else:
+        step = rng.randint(2, 5)
+        body, rule, doc = f"{item} * {step}", f"is multiplied by {step}", f"Return {item} times {step}."
+    name = f"{pick(rng, ['adjust', 'boost', 'rescore'])}_{items}"
+    inputs = [(int_list(rng, rng.randint(*sizes(1)), 0, 20),) for _ in range(10)]
+    return Draft(
+        entry_point=name, params=items, summary=f"Return a new list where every {item} {rule}.",
+        helper_signature=f"def aux({item}):", helper_doc=doc,
+        reference_helper=f"def aux({item}):\n    return {body}\n",
+        reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=2,
+    )
+
+
 ORDER_DOMAINS = [("orders", "price", "count", "stock order"), ("baskets", "cost", "units", "basket"),
                  ("bookings", "fare", "seats", "booking"), ("deliveries", "rate", "crates", "delivery")]
 
@@ -50,15 +66,13 @@ ORDER_DOMAINS = [("orders", "price", "count", "stock order"), ("baskets", "cost"
 def order_totals(rng: random.Random, level: int) -> Draft:
     """aux prices one order (with a bulk discount at level 3); main totals or counts orders."""
     orders, price, count, order = pick(rng, ORDER_DOMAINS)
+    if level == 1:
+        return _order_totals_level_one(rng, orders, order)
     shortest, longest = sizes(level)
     inputs = [([[rng.randint(1, 20), rng.randint(0, 12)] for _ in range(rng.randint(shortest, longest))],)
               for _ in range(10)]
     body, doc = f"{price} * {count}", f"Return the cost of one {order}: {price} times {count}."
-    if level == 1:
-        name, params = f"total_of_{orders}", orders
-        summary = f"Each {order} in {orders} is a [{price}, {count}] pair. Return the total cost of all {orders}, where one {order} costs {price} times {count}."
-        main = f"    return sum(aux(p, c) for p, c in {orders})\n"
-    elif level == 2:
+    if level == 2:
         name, params = f"affordable_{orders}", f"{orders}, budget"
         summary = f"Each {order} in {orders} is a [{price}, {count}] pair costing {price} times {count}. Return how many {orders} cost at most budget."
         main = f"    return sum(1 for p, c in {orders} if aux(p, c) <= budget)\n"
@@ -79,6 +93,21 @@ def order_totals(rng: random.Random, level: int) -> Draft:
     )
 
 
+def _order_totals_level_one(rng: random.Random, orders: str, order: str) -> Draft:
+    """Level 1: a flat list of unit counts at one stated unit price; main totals them."""
+    price = rng.randint(2, 9)
+    name = f"total_cost_of_{orders}"
+    summary = (f"One unit costs {price}. Given the number of units in each {order}, return the total cost "
+               f"of the {orders}: the sum of count * {price} over counts.")
+    inputs = [(int_list(rng, rng.randint(*sizes(1)), 0, 12),) for _ in range(10)]
+    return Draft(
+        entry_point=name, params="counts", summary=summary,
+        helper_signature="def aux(count):", helper_doc=f"Return count times {price}.",
+        reference_helper=f"def aux(count):\n    return count * {price}\n",
+        reference_main=f"def {name}(counts):\n    return sum(aux(c) for c in counts)\n", inputs=inputs, public_count=2,
+    )
+
+
 SENSOR_DOMAINS = [("readings", "reading", "thermometer"), ("levels", "level", "water gauge"),
                   ("samples", "sample", "light meter"), ("pressures", "pressure", "tyre sensor")]
 
@@ -91,9 +120,15 @@ def clamp_readings(rng: random.Random, level: int) -> Draft:
     shortest, longest = sizes(level)
     inputs = [(int_list(rng, rng.randint(shortest, longest), low - 10, high + 10),) for _ in range(10)]
     rule = f"{item} clamped into the range {low} to {high} (below {low} becomes {low}, above {high} becomes {high})"
-    if level == 1:
+    body, doc = f"min(max({item}, {low}), {high})", f"Return {item} clamped into the range {low} to {high}."
+    if level == 1:  # one bound only, stated in main's prompt
         name = f"clamp_{items}"
-        summary = f"The {device} gives {items}. Return the list of every {rule}, in order."
+        if rng.random() < 0.5:
+            body, doc = f"min({item}, {high})", f"Return {item}, or {high} when {item} is above {high}."
+            summary = f"The {device} gives {items}. Return a new list where every {item} above {high} becomes {high}."
+        else:
+            body, doc = f"max({item}, {low})", f"Return {item}, or {low} when {item} is below {low}."
+            summary = f"The {device} gives {items}. Return a new list where every {item} below {low} becomes {low}."
         main = f"    return [aux(x) for x in {items}]\n"
     elif level == 2:
         name = f"clamped_{item}_sum"
@@ -107,9 +142,8 @@ def clamp_readings(rng: random.Random, level: int) -> Draft:
                 "    return sum(1 for a, b in zip(values, values[1:]) if a != b)\n")
     return Draft(
         entry_point=name, params=items, summary=summary,
-        helper_signature=f"def aux({item}):",
-        helper_doc=f"Return {item} clamped into the range {low} to {high}.",
-        reference_helper=f"def aux({item}):\n    return min(max({item}, {low}), {high})\n",
+        helper_signature=f"def aux({item}):", helper_doc=doc,
+        reference_helper=f"def aux({item}):\n    return {body}\n",
         reference_main=f"def {name}({items}):\n{main}", inputs=inputs, public_count=2,
     )
 
@@ -119,12 +153,10 @@ def neighbour_gaps(rng: random.Random, level: int) -> Draft:
     items, item, device = pick(rng, SENSOR_DOMAINS)
     shortest, longest = sizes(level)
     inputs = [(int_list(rng, rng.randint(shortest, longest), 0, 40),) for _ in range(10)]
-    body, doc = "abs(after - before)", "Return the size of the step from before to after: abs(after - before)."
     if level == 1:
-        name, params = f"{item}_gaps", items
-        summary = f"Return the list of gaps between neighbouring {items} of the {device}: abs(next - previous) for each pair, in order."
-        main = f"    return [aux(a, b) for a, b in zip({items}, {items}[1:])]\n"
-    elif level == 2:
+        return _gaps_level_one(rng, items, item, device, inputs)
+    body, doc = "abs(after - before)", "Return the size of the step from before to after: abs(after - before)."
+    if level == 2:
         name, params = f"largest_{item}_gap", items
         summary = f"Return the largest gap abs(next - previous) between neighbouring {items} of the {device}, or 0 when there are fewer than two."
         main = f"    return max((aux(a, b) for a, b in zip({items}, {items}[1:])), default=0)\n"
@@ -143,6 +175,19 @@ def neighbour_gaps(rng: random.Random, level: int) -> Draft:
     )
 
 
+def _gaps_level_one(rng: random.Random, items: str, item: str, device: str, inputs: list) -> Draft:
+    """Level 1: the gap of every reading to one stated target value."""
+    target = rng.randint(10, 30)
+    name = f"{item}_gaps"
+    summary = f"The {device} gives {items}. Return a list with the gap of every {item} to {target}: abs({item} - {target})."
+    return Draft(
+        entry_point=name, params=items, summary=summary,
+        helper_signature=f"def aux({item}):", helper_doc=f"Return abs({item} - {target}).",
+        reference_helper=f"def aux({item}):\n    return abs({item} - {target})\n",
+        reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=2,
+    )
+
+
 NUMBER_DOMAINS = [("tickets", "ticket"), ("receipts", "receipt"), ("serials", "serial"), ("badges", "badge")]
 
 
@@ -152,11 +197,16 @@ def digit_sums(rng: random.Random, level: int) -> Draft:
     shortest, longest = sizes(level)
     top = {1: 99, 2: 999}.get(level, 99999)
     inputs = [(int_list(rng, rng.randint(shortest, longest), 0, top),) for _ in range(10)]
-    if level == 1:
-        name, params = f"{item}_digit_sums", items
-        summary = f"Each of the {items} is a number. Return the list of the digit sums of the {items}, in order."
-        main = f"    return [aux(n) for n in {items}]\n"
-    elif level == 2:
+    if level == 1:  # one digit, one operator
+        name = f"last_digits_of_{items}"
+        return Draft(
+            entry_point=name, params=items,
+            summary=f"Each of the {items} is a number. Return a list with the last digit of every number: number % 10.",
+            helper_signature="def aux(number):", helper_doc="Return the last digit of number: number % 10.",
+            reference_helper="def aux(number):\n    return number % 10\n",
+            reference_main=f"def {name}({items}):\n    return [aux(n) for n in {items}]\n", inputs=inputs, public_count=2,
+        )
+    if level == 2:
         name, params = f"count_lucky_{items}", f"{items}, divisor"
         summary = f"A {item} number is lucky when the sum of its digits is divisible by divisor. Return how many of the {items} are lucky."
         main = f"    return sum(1 for n in {items} if aux(n) % divisor == 0)\n"
@@ -186,11 +236,16 @@ def bucket_counts(rng: random.Random, level: int) -> Draft:
     inputs = [(int_list(rng, rng.randint(shortest, longest), 0, width * 6),) for _ in range(10)]
     counting = ("    counts = {}\n    for x in " + items + ":\n        key = aux(x)\n"
                 "        counts[key] = counts.get(key, 0) + 1\n")
-    if level == 1:
+    if level == 1:  # the bucket's number, not its lower bound
         name = f"{item}_buckets"
-        summary = f"Return the bucket of each {thing}'s {item} in {items}, in order; a bucket is the {item} rounded down to a multiple of {width}."
-        main = f"    return [aux(x) for x in {items}]\n"
-    elif level == 2:
+        return Draft(
+            entry_point=name, params=items,
+            summary=f"Return a list with the bucket number of every {thing}'s {item} in {items}: {item} // {width}.",
+            helper_signature=f"def aux({item}):", helper_doc=f"Return {item} // {width}.",
+            reference_helper=f"def aux({item}):\n    return {item} // {width}\n",
+            reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=2,
+        )
+    if level == 2:
         name = f"count_{item}_buckets"
         summary = (f"Round each {thing}'s {item} in {items} down to a multiple of {width} (its bucket). "
                    f"Return a dict from each bucket to how many {items} fall in it.")

@@ -19,6 +19,8 @@ def ticket_code(rng: random.Random, letters: str) -> str:
 def code_fees(rng: random.Random, level: int) -> Draft:
     """aux looks a code's fee up in a table only the helper sees; main totals, filters or groups fees."""
     items, item, venue = pick(rng, VENUES)
+    if level == 1:
+        return _fees_level_one(rng, items, item, venue)
     letters = "".join(rng.sample(LETTERS, 3))
     fees = {letter: rng.randint(2, 15) for letter in letters}
     other = rng.randint(0, 3)
@@ -26,11 +28,7 @@ def code_fees(rng: random.Random, level: int) -> Draft:
     seen = letters + pick(rng, [c for c in LETTERS if c not in letters])
     inputs = [([ticket_code(rng, seen) for _ in range(rng.randint(shortest, longest))],) for _ in range(10)]
     fee = f"the fee of a {item} code under the {venue}'s fee table (what aux returns)"
-    if level == 1:
-        name, params = f"total_{item}_fees", items
-        summary = f"Each of the {items} is a code like 'A12'. Return the sum of {fee} over all {items}."
-        main = f"    return sum(aux(c) for c in {items})\n"
-    elif level == 2:
+    if level == 2:
         name, params = f"fees_of_late_{items}", f"{items}, cutoff"
         summary = (f"Each of the {items} is a code like 'A12': a letter, then a number. Return the list of {fee}, "
                    f"for the {items} whose number is at least cutoff, in order.")
@@ -52,9 +50,26 @@ def code_fees(rng: random.Random, level: int) -> Draft:
     )
 
 
+def _fees_level_one(rng: random.Random, items: str, item: str, venue: str) -> Draft:
+    """Level 1: one daily fee, stated in main's prompt; main lists the fee of every stay."""
+    fee = rng.randint(2, 9)
+    name = f"{item}_fees"
+    summary = (f"The {venue} charges {fee} per day for a {item}. Given the number of days of each of the {items}, "
+               f"return a list with the fee of each: days * {fee}.")
+    return Draft(
+        entry_point=name, params="days", summary=summary,
+        helper_signature="def aux(days):", helper_doc=f"Return days times {fee}.",
+        reference_helper=f"def aux(days):\n    return days * {fee}\n",
+        reference_main=f"def {name}(days):\n    return [aux(d) for d in days]\n",
+        inputs=[(int_list(rng, rng.randint(*sizes(1)), 0, 10),) for _ in range(10)], public_count=2,
+    )
+
+
 def valid_codes(rng: random.Random, level: int) -> Draft:
     """aux checks a code against a rule only the helper sees; main counts, keeps or tallies codes."""
     items, item, venue = pick(rng, VENUES)
+    if level == 1:
+        return _valid_codes_level_one(rng, items, item)
     if rng.random() < 0.5:
         letter, length = pick(rng, LETTERS), rng.randint(3, 4)
         rule = f"a {item} code is valid when it starts with {letter!r} and has exactly {length} characters"
@@ -69,11 +84,7 @@ def valid_codes(rng: random.Random, level: int) -> Draft:
     code = lambda: pick(rng, letters) + str(rng.randint(1, 999))  # noqa: E731 -- lengths 2 to 4 vary validity
     inputs = [([code() for _ in range(rng.randint(shortest, longest))],) for _ in range(10)]
     valid = f"valid under the {venue}'s rule (aux tells)"
-    if level == 1:
-        name = f"count_valid_{items}"
-        summary = f"Return how many of the {items} (codes like 'A12') are {valid}."
-        main = f"    return sum(1 for c in {items} if aux(c))\n"
-    elif level == 2:
+    if level == 2:
         name = f"keep_valid_{items}"
         summary = f"Return the {items} (codes like 'A12') that are {valid}, in their original order."
         main = f"    return [c for c in {items} if aux(c)]\n"
@@ -92,6 +103,21 @@ def valid_codes(rng: random.Random, level: int) -> Draft:
     )
 
 
+def _valid_codes_level_one(rng: random.Random, items: str, item: str) -> Draft:
+    """Level 1: the rule (one letter) is in main's prompt; main counts the valid codes."""
+    letter = pick(rng, LETTERS)
+    letters = letter + pick(rng, [c for c in LETTERS if c != letter])
+    name = f"count_valid_{items}"
+    inputs = [([ticket_code(rng, letters) for _ in range(rng.randint(*sizes(1)))],) for _ in range(10)]
+    return Draft(
+        entry_point=name, params=items,
+        summary=f"A {item} code like 'A12' is valid when it starts with {letter!r}. Return how many of the {items} are valid.",
+        helper_signature="def aux(code):", helper_doc=f"Return True when code starts with {letter!r}, else False.",
+        reference_helper=f"def aux(code):\n    return code.startswith({letter!r})\n",
+        reference_main=f"def {name}({items}):\n    return sum(1 for c in {items} if aux(c))\n", inputs=inputs, public_count=2,
+    )
+
+
 LABELS = [("temperatures", "temperature", ("cold", "mild", "hot")), ("speeds", "speed", ("slow", "steady", "fast")),
           ("prices", "price", ("cheap", "fair", "dear")), ("noises", "noise", ("quiet", "normal", "loud"))]
 
@@ -99,16 +125,14 @@ LABELS = [("temperatures", "temperature", ("cold", "mild", "hot")), ("speeds", "
 def level_labels(rng: random.Random, level: int) -> Draft:
     """aux labels a value by cut points only the helper sees; main maps, counts or selects by label."""
     items, item, (low, mid, high) = pick(rng, LABELS)
+    if level == 1:
+        return _labels_level_one(rng, items, item, low, high)
     first = rng.randint(5, 20)
     second = first + rng.randint(5, 15)
     shortest, longest = sizes(level)
     inputs = [(int_list(rng, rng.randint(shortest, longest), 0, second + 10),) for _ in range(10)]
     label = f"label ({low!r}, {mid!r} or {high!r}, what aux returns)"
-    if level == 1:
-        name, params = f"label_{items}", items
-        summary = f"Return the {label} of every {item} in {items}, in order."
-        main = f"    return [aux(x) for x in {items}]\n"
-    elif level == 2:
+    if level == 2:
         name, params = f"count_{item}_labels", items
         summary = f"Return a dict from each {label} that occurs to how many {items} have it."
         main = (f"    counts = {{}}\n    for x in {items}:\n        counts[aux(x)] = counts.get(aux(x), 0) + 1\n"
@@ -127,21 +151,33 @@ def level_labels(rng: random.Random, level: int) -> Draft:
     )
 
 
+def _labels_level_one(rng: random.Random, items: str, item: str, low: str, high: str) -> Draft:
+    """Level 1: two labels and one cut point, stated in main's prompt."""
+    cut = rng.randint(10, 30)
+    name = f"label_{items}"
+    inputs = [(int_list(rng, rng.randint(*sizes(1)), cut - 10, cut + 10),) for _ in range(10)]
+    return Draft(
+        entry_point=name, params=items,
+        summary=f"A {item} of at least {cut} is {high!r}, any other is {low!r}. Return a list with the label of every {item}.",
+        helper_signature=f"def aux({item}):", helper_doc=f"Return {high!r} when {item} is at least {cut}, else {low!r}.",
+        reference_helper=f"def aux({item}):\n    return {high!r} if {item} >= {cut} else {low!r}\n",
+        reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=2,
+    )
+
+
 CURRENCIES = [("crowns", "tokens"), ("gems", "coins"), ("shells", "beads"), ("credits", "points")]
 
 
 def convert_amounts(rng: random.Random, level: int) -> Draft:
     """aux converts with a rate only the helper sees; main totals, filters or picks converted amounts."""
     source, target = pick(rng, CURRENCIES)
+    if level == 1:
+        return _convert_level_one(rng, source, target)
     rate = pick(rng, [0.5, 0.75, 1.25, 1.5, 2.5, 3.2, 4.0])
     shortest, longest = sizes(level)
     inputs = [(int_list(rng, rng.randint(max(shortest, 1), longest), 1, 60),) for _ in range(10)]
     worth = f"the amount in {target} (what aux returns for an amount in {source})"
-    if level == 1:
-        name, params = f"total_in_{target}", "amounts"
-        summary = f"Each of amounts is a sum of {source}. Return the total of {worth} over all amounts, rounded to 2 decimals."
-        main = "    return round(sum(aux(a) for a in amounts), 2)\n"
-    elif level == 2:
+    if level == 2:
         name, params = f"large_total_in_{target}", "amounts, minimum"
         summary = (f"Each of amounts is a sum of {source}. Return the total of {worth} over the amounts that are at least "
                    "minimum, rounded to 2 decimals.")
@@ -160,4 +196,19 @@ def convert_amounts(rng: random.Random, level: int) -> Draft:
         helper_fact=f"The exchange rate: one of the {source} is worth {rate} {target}.",
         reference_helper=f"def aux(amount):\n    return amount * {rate}\n",
         reference_main=f"def {name}({params}):\n{main}", inputs=inputs, compare="isclose", public_count=2,
+    )
+
+
+def _convert_level_one(rng: random.Random, source: str, target: str) -> Draft:
+    """Level 1: a whole-number rate, stated in main's prompt; integers compared exactly."""
+    rate = rng.randint(2, 10)
+    name = f"to_{target}"
+    summary = (f"One of the {source} is worth {rate} {target}. Return a new list with every amount of {source} "
+               f"converted to {target}: amount * {rate}.")
+    return Draft(
+        entry_point=name, params="amounts", summary=summary,
+        helper_signature="def aux(amount):", helper_doc=f"Return amount times {rate}.",
+        reference_helper=f"def aux(amount):\n    return amount * {rate}\n",
+        reference_main=f"def {name}(amounts):\n    return [aux(a) for a in amounts]\n",
+        inputs=[(int_list(rng, rng.randint(*sizes(1)), 1, 60),) for _ in range(10)], public_count=2,
     )

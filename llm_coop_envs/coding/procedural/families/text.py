@@ -26,11 +26,20 @@ def tag_words(rng: random.Random, level: int) -> Draft:
     width = rng.randint(2, 4)
     inputs = [(words,) for words in word_lists(rng, level)]
     tag = f"its first {width} letters in upper case"
-    if level == 1:
-        name, params = f"{item}_tags", items
-        summary = f"Return the tag of every {item} in {items} for the {place}, in order; a tag is {tag}."
-        main = f"    return [aux(w) for w in {items}]\n"
-    elif level == 2:
+    if level == 1:  # one string step: upper case, or the first letters
+        name = f"{item}_tags"
+        if rng.random() < 0.5:
+            body, doc = f"{item}.upper()", f"Return {item} in upper case."
+            summary = f"Return a new list with every {item} for the {place} written in upper case."
+        else:
+            body, doc = f"{item}[:{width}]", f"Return the first {width} letters of {item}: {item}[:{width}]."
+            summary = f"Return a new list with the first {width} letters of every {item} for the {place}."
+        return Draft(
+            entry_point=name, params=items, summary=summary, helper_signature=f"def aux({item}):", helper_doc=doc,
+            reference_helper=f"def aux({item}):\n    return {body}\n",
+            reference_main=f"def {name}({items}):\n    return [aux(w) for w in {items}]\n", inputs=inputs, public_count=2,
+        )
+    if level == 2:
         sep = pick(rng, ["-", "/", "+", ":"])
         name, params = f"joined_{item}_tags", items
         summary = f"Return one string of the tags of the {items} for the {place}, joined by {sep!r}; the tag of a {item} is {tag}."
@@ -65,13 +74,18 @@ def initials(rng: random.Random, level: int) -> Draft:
         words = [pick(rng, first), pick(rng, last)]
         return " ".join(w.capitalize() if rng.random() < 0.5 else w for w in words)
 
-    inputs = [([name() for _ in range(rng.randint(shortest, longest))],) for _ in range(10)]
-    if level == 1:
+    if level == 1:  # first names only: the initial is one index
         entry = f"{item}_initials"
-        summary = (f"Each of the {items} is a full name such as 'ada Brook'. Return the initials of every name, "
-                   "in order; initials are the first letter of each word, upper-cased, joined together ('AB').")
-        main = f"    return [aux(n) for n in {items}]\n"
-    elif level == 2:
+        inputs = [([pick(rng, FIRST).capitalize() for _ in range(rng.randint(shortest, longest))],) for _ in range(10)]
+        return Draft(
+            entry_point=entry, params=items,
+            summary=f"Each of the {items} is a first name. Return a list with the first letter of every name.",
+            helper_signature="def aux(name):", helper_doc="Return the first letter of name: name[0].",
+            reference_helper="def aux(name):\n    return name[0]\n",
+            reference_main=f"def {entry}({items}):\n    return [aux(n) for n in {items}]\n", inputs=inputs, public_count=2,
+        )
+    inputs = [([name() for _ in range(rng.randint(shortest, longest))],) for _ in range(10)]
+    if level == 2:
         entry = f"count_{item}_initials"
         summary = (f"Each of the {items} is a full name such as 'ada Brook', whose initials are 'AB' (the first letter "
                    "of each word, upper-cased). Return a dict from each initials string to how many names have it.")
