@@ -178,6 +178,22 @@ def test_draws_are_balanced_over_families_and_levels():
     assert set(cells.values()) == {2} and len(cells) == len(TRAIN_FAMILIES) * len(LEVELS)
 
 
+@pytest.mark.parametrize("split", ["test", "heldout_families"])
+def test_fixed_splits_take_families_and_levels_in_turns(split):
+    """The first N problems of a fixed split (what the trainer and the bench evaluate) are a balanced
+    sample: problem i is family i % F at level (i // F) % L, also after narrowing to some levels."""
+    families = list(TRAIN_FAMILIES if split == "test" else HELDOUT_FAMILIES)
+    rows = fixed_rows(split)
+    F, L = len(families), len(LEVELS)
+    assert [(r["family"], r["level"]) for r in rows] == [
+        (families[i % F], LEVELS[(i // F) % L]) for i in range(len(rows))]
+    narrowed = llm_coop_envs.make(ENV_ID, split=split, level=1)
+    first = [narrowed.task.problems[i].row for i in range(2 * F)]
+    assert [r["family"] for r in first] == families * 2 and {r["level"] for r in first} == {1}
+    whole = llm_coop_envs.make(ENV_ID, split=split)
+    assert [whole.task.problems[i].row["task_id"] for i in range(F * L)] == [r["task_id"] for r in rows[:F * L]]
+
+
 _DIGEST = (
     "import hashlib, json\n"
     "from llm_coop_envs.coding.procedural import TrainRows, fixed_rows\n"

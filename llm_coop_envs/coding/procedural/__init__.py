@@ -20,8 +20,8 @@ observations, infos = env.reset(seed=0)
 | Agents | ``helper``, ``main``; ``team="single"``: ``main`` alone |
 | Observation / action | any Unicode text (``UnicodeText`` space) |
 | ``train`` | 1,000,000 problems, each built on first use from its index (family ``i % 12``, level ``(i // 12) % 3``, seed from ``i``) |
-| ``test`` | 360 fixed problems: 10 per training family and level |
-| ``heldout_families`` | 96 fixed problems: 8 per held-out family and level |
+| ``test`` | 360 fixed problems: 10 per training family and level, in turns (problem ``i`` is family ``i % 12``, level ``(i // 12) % 3``), so the first N are a balanced sample |
+| ``heldout_families`` | 96 fixed problems: 8 per held-out family and level, in the same turns (family ``i % 4``) |
 | Tests | 1-2 public examples in the docstring (feedback), 5-8 hidden asserts (score) |
 | Reward | joint, the same for both agents: ``"levels"`` (default, max 4.0) under the ``v1`` scoring rules |
 | Solved | every hidden test passes |

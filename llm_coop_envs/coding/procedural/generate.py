@@ -113,13 +113,13 @@ _DRAWN: dict[tuple[tuple[str, ...], tuple[int, ...]], dict[str, int]] = {}
 
 @functools.lru_cache(maxsize=None)
 def fixed_rows(stream: str) -> tuple[Row, ...]:
-    """The fixed test or held-out-families set: ``per_cell`` distinct problems per family and level."""
+    """The fixed test or held-out-families set: ``per_cell`` distinct problems per family and level,
+    in turns like the training draws: problem ``i`` is family ``i % F`` at level ``(i // F) % L``
+    (the ``i // (F * L)``-th problem of that cell), so the first N problems are a balanced sample,
+    and so are the first N of a split narrowed to some levels."""
     families, per_cell = (TRAIN_FAMILIES, TEST_PER_CELL) if stream == "test" else (HELDOUT_FAMILIES, HELDOUT_PER_CELL)
-    rows = []
-    for family in families:
-        for level in LEVELS:
-            rows.extend(_distinct_cell(stream, family, level, per_cell))
-    return tuple(rows)
+    cells = {(family, level): _distinct_cell(stream, family, level, per_cell) for family in families for level in LEVELS}
+    return tuple(cells[family, level][turn] for turn in range(per_cell) for level in LEVELS for family in families)
 
 
 def _distinct_cell(stream: str, family: str, level: int, count: int) -> list[Row]:
