@@ -1,4 +1,4 @@
-"""# arXiv introduction (`arxiv_intro-v2`)
+"""# arXiv introduction (`arxiv_intro-v3`)
 
 Two writers expand one arXiv abstract into an introduction: `background` writes the background
 and motivation paragraph(s), `method` writes the methods and implications part. Both see the
@@ -6,7 +6,7 @@ abstract; neither sees the other's text in the first turn.
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("arxiv_intro-v2", split="train")  # 0704.0460 is a training problem
+env = llm_coop_envs.make("arxiv_intro-v3", split="train")  # 0704.0460 is a training problem
 observations, infos = env.reset(seed=0, options={"task_id": "0704.0460"})
 observations, rewards, terminations, truncations, infos = env.step({"background": "...", "method": "..."})
 ```
@@ -16,45 +16,39 @@ observations, rewards, terminations, truncations, infos = env.step({"background"
 | Agents | `background`, `method` (in this order in the sequential protocol) |
 | Observation space | `UnicodeText`: the prompt (title and abstract), later turns add the agent's previous reply and feedback |
 | Action space | `UnicodeText`: any string (capped at `max_reply_chars`) |
-| Reward | joint, the same for both agents; levels below, maximum 5.0 (6.0 with a judge) |
+| Reward | joint, the same for both agents; levels below, maximum 7.0 (8.0 with a judge) |
 | Data | `OpenMLRL/arXiv_abstract` on the Hub (`article_id`, `abstract_text`), offline `arxiv_abstracts.jsonl` (1,132 abstracts with `id`, `title`, `abstract`) |
 | Problem ids | the arXiv id (`0704.0460`); rows without an id: `arxiv/<row position>` |
+| Needs | torch and transformers (`pip install 'llm-coop-envs[train]'`) and the default model on disk (`llm-coop pull-model`): a small language model reads the texts |
 
 ## Reward (`reward="levels"`)
 
 Gated levels, run in order; **a failed level stops the scoring** (later levels score 0). Each scores
 in [0, 1] times its weight (`reward_weights`, default 1 each); the total is the sum of the
-components, which `infos[agent]["reward_components"]` lists as `structure`, `grounding`,
-`complementarity`, `style`, `coherence` (and `judge`):
+components, which `infos[agent]["reward_components"]` lists as `structure`, `fluency`, `grounding`,
+`consistency`, `complementarity`, `style`, `coherence` (and `judge`). The levels are those of
+[`tldr-v3`](tldr.md) (`llm_coop_envs.writing.lm_levels`), read for this task's roles:
 
-1. **structure**: gates on each text (length in words, distinct words, function words, no copying
-   from the abstract), then the length ratio words(`method`) / words(`background`) (similar length);
-2. **grounding**: the two texts are about this abstract (IDF-weighted share of their content words
-   found in the abstract, coverage of the abstract's content words, a floor for each text); the
-   levels after it are multiplied by its score;
-3. **complementarity** (`share_gap`): the `method` text reports what the abstract says, the
-   `background` brings context the abstract leaves out, so the method's on-source share must exceed
-   the background's (swapped roles fail);
-4. **style consistency**: vocabulary overlap of the two texts, in a band (too little: the parts do
-   not fit together; too much: they repeat each other);
-5. **coherence**: transition phrases of several kinds, not stuffed, and the **sentence order**: no
-   text opens with a connective that needs a sentence before it, and the `method` text, which
-   retells the abstract, does not run against the abstract's order (the `background` text's order
-   is not compared);
-6. **judge** (optional, off by default): as for [`tldr-v2`](tldr.md): `judge={"base_url": ...,
-   "model": ...}` grades the pair on the three criteria through any OpenAI-compatible endpoint.
+1. **structure**: the gates (both texts must end in a finished sentence), then the length ratio
+   words(`method`) / words(`background`) (similar length);
+2. **fluency**: each text's mean log-probability per token under the model, in a band;
+3. **grounding**: the pointwise mutual information of each text with the abstract (title included),
+   per token, in a band, and at most a third of a text's sentences gaining nothing from the abstract;
+4. **consistency**: numbers the abstract does not state (in either text), names it does not mention
+   (in the `method` text only: a background may name the field's prior work), flipped statements;
+5. **complementarity**: what the `background` text explains of the `method` text (a restatement
+   fails), times the role gap: the abstract must explain the `method` text at least as much as the
+   `background` text (PMI(method) − PMI(background) ≥ 0 for full credit; swapped roles fail);
+6. **style consistency** and 7. **coherence** (sentence order, clauses after `;` included): as in `-v2`;
+8. **judge** (optional, off by default).
 
-Every threshold of every version, and what each level measures exactly, is in one table:
-[Writing tasks: reward levels](writing.md#reward-levels).
+The word-level thresholds are in [Writing tasks: reward levels](writing.md#reward-levels); the
+language-model thresholds, their calibration and the hostile-reply table in
+[What `-v3` adds](writing.md#what-v3-adds-a-language-model-reads-the-texts).
 
-`solved` (which ends a multi-turn episode early when `stop_when_solved`) means levels 1–5 at
-full credit. `infos[agent]["feedback"]` (passed on to the next turn by the default `"tests"`
-feedback) names the failed level and the numbers. `infos[agent]["details"]` holds the raw
-measurements.
-
-Reward hacks and what they get are kept as tests on 10 abstracts (`tests/writing/test_probes.py`);
-the table is on the [writing page](writing.md#reward-hacking-probes). Genuine pairs written for
-the tests score 5.0; a generic template pair 1.0.
+`solved` (which ends a multi-turn episode early when `stop_when_solved`) means levels 1–7 at
+full credit. `infos[agent]["feedback"]` names the failed level and the numbers;
+`infos[agent]["details"]` holds the raw measurements.
 
 ## Arguments
 
@@ -63,10 +57,11 @@ the tests score 5.0; a generic template pair 1.0.
 | `split` | `"train"` | `"train"` (rows 0–905), `"test"` (rows 906–1131) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows with `abstract_text` (or `abstract`), optional `article_id` (or `id`) and `title` |
 | `reward` | `"levels"` | or a function `f(replies, context)`, alone or in a weighted list with `"levels"`: see [Custom rewards](rewards.md) |
-| `reward_config` | `ARXIV_V2_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
+| `reward_config` | `ARXIV_V3_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"coherence": 0.5}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
-| `judge` | `None` | a dict of `JudgeConfig` options or a `WritingJudge` (see `tldr-v2`) |
+| `judge` | `None` | a dict of `JudgeConfig` options or a `WritingJudge` (see `tldr-v3`) |
+| `language_model` | `None` | the scoring model of the `-v3` levels (see `tldr-v3`) |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |
 
 With a custom reward, `solved`, feedback and `details` still come from the levels
@@ -74,7 +69,12 @@ With a custom reward, `solved`, feedback and `details` still come from the level
 
 ## Version history
 
-- v2: v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
+- v3: a language model reads the texts (fluency, grounding by pointwise mutual information with the
+  abstract, complementarity by what the background explains of the methods part, the role gap by
+  PMI); consistency checks of numbers, names and negations; look-alike letters mapped before the
+  copy gates, templated and unfinished texts rejected, sentences split at `;` for the order check.
+  Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env_v3`.
+- v2 (deprecated; `make("arxiv_intro-v2")` warns): v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
   v1. Made by `llm_coop_envs.writing.arxiv_intro.env_v2`.
 - v1 (deprecated; `make("arxiv_intro-v1")` warns): adds what v0 lacked, a check that the texts are about their own abstract: the function-word
   and in-order copy gates, grounding (which also scales the later levels) and complementarity
@@ -96,7 +96,7 @@ from llm_coop_envs.writing.factory import version_env
 from llm_coop_envs.writing.items import arxiv_item
 from llm_coop_envs.writing.prompts import background_prompt, method_prompt
 from llm_coop_envs.writing.task import WritingSpec
-from llm_coop_envs.writing.thresholds import ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS
+from llm_coop_envs.writing.thresholds import ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS, ARXIV_V3_LEVELS
 
 SPEC = WritingSpec(
     name="arxiv_intro",
@@ -126,12 +126,22 @@ ARXIV_V1_HOLE = (
 )
 
 
-VERSION_LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS}
+ARXIV_V2_HOLE = (
+    "arxiv_intro-v2 scores words, not meaning: a pair with its numbers, names and negations corrupted keeps about 98 % "
+    "of the genuine reward, the abstract copied back with look-alike letters up to all of it, and appending an "
+    "instruction paragraph can raise the score. Use arxiv_intro-v3, whose reward reads the texts with a language "
+    "model and checks numbers, names and negations against the abstract."
+)
+
+
+VERSION_LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS, "arxiv_intro-v3": ARXIV_V3_LEVELS}
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
+env_v3 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v3"],
+                     "The ``arxiv_intro-v3`` environment; see the module docstring for the arguments.")
 env_v2 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v2"],
-                     "The ``arxiv_intro-v2`` environment; see the module docstring for the arguments.")
+                     "The deprecated ``arxiv_intro-v2`` environment (word-level reward); warns with its hole.", ARXIV_V2_HOLE)
 env_v1 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v1"],
                      "The deprecated ``arxiv_intro-v1`` environment (sentence order not checked); warns with its hole.", ARXIV_V1_HOLE)
 env = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v0"],

@@ -29,6 +29,7 @@ def make_writing_env(
     reward_weights: RewardWeights | Mapping[str, float] | None = None,
     judge: WritingJudge | JudgeConfig | Mapping[str, Any] | None = None,
     reward_mode: str = "joint",
+    language_model: Any = None,
     **env_kwargs: Any,
 ) -> CoopEnv:
     """The env over ``split`` of ``dataset`` (or of the user's ``data_path`` file); other kwargs go to CoopEnv.
@@ -36,6 +37,9 @@ def make_writing_env(
     ``judge`` (off by default) adds the judge level: a dict of :class:`JudgeConfig` options such as
     ``{"base_url": "http://127.0.0.1:8000/v1", "model": "..."}``, a JudgeConfig or a WritingJudge.
     ``reward_mode="per_agent"`` gives each role its own reward where the levels separate (:class:`WritingTask`).
+    ``language_model`` (``-v3`` only) replaces the scoring model: a path, a Hub id, a ``(model, tokenizer)``
+    pair or a :class:`~llm_coop_envs.writing.lm.LanguageModel`; by default the config's (the project's
+    small model, loaded at the first scored step).
     """
     config = reward_config if reward_config is not None else default_levels
     if not isinstance(config, LevelConfig):
@@ -49,7 +53,7 @@ def make_writing_env(
     chosen = tuple(select_split(items, dataset, split, custom_data=data_path is not None))
     # Word weights come from every row of the file, so a problem scores the same in every split.
     salience = Salience.from_sources(item.source for item in items)
-    task = WritingTask(spec, chosen, config, reward, salience, WritingJudge.coerce(judge), reward_mode)
+    task = WritingTask(spec, chosen, config, reward, salience, WritingJudge.coerce(judge), reward_mode, language_model)
     return CoopEnv(task, **env_kwargs)
 
 

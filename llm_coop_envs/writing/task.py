@@ -19,6 +19,8 @@ from llm_coop_envs.writing.thresholds import LevelConfig
 from llm_coop_envs.writing.grounding import Salience, SourceProfile
 from llm_coop_envs.writing.items import Item
 from llm_coop_envs.writing.judge import Grades, WritingJudge
+from llm_coop_envs.writing.lm import LanguageModel
+from llm_coop_envs.writing.lm_levels import requests_if_scored, score_pair_v3
 from llm_coop_envs.writing.reward import PairScore, PairTexts, gates_passed_by_role, score_pair
 
 REWARD_MODES = ("joint", "per_agent")
@@ -59,6 +61,7 @@ class WritingTask:
         salience: Salience | None = None,
         judge: WritingJudge | None = None,
         reward_mode: str = "joint",
+        language_model: Any = None,
     ) -> None:
         if not items:
             raise ValueError(f"The {spec.name} task needs at least one problem.")
@@ -75,6 +78,10 @@ class WritingTask:
         self.judge = judge
         """Off (None) by default; when set, the reward has a ``judge`` component."""
         self.reward = resolve_reward(reward, {"levels": self.component_names()})
+        if language_model is not None and config.lm is None:
+            raise ValueError("language_model= is read by the -v3 rewards only; this config has no language-model levels.")
+        self.lm = None if config.lm is None else LanguageModel.shared(language_model or config.lm.model)
+        """The scoring model of ``-v3`` (loaded at the first scored step, shared by copies); None before ``-v3``."""
 
     def __len__(self) -> int:
         return len(self.items)
@@ -94,9 +101,24 @@ class WritingTask:
 
     def score(self, index: int, replies: Mapping[str, str]) -> PairScore:
         item = self.items[index]
+        reference = item.reference if self.spec.uses_reference else None
+        if self.lm is not None:
+            return score_pair_v3(self.pair(index, replies), self.config, self.lm, reference)
+        return score_pair(self.pair(index, replies), self.config, reference)
+
+    def pair(self, index: int, replies: Mapping[str, str]) -> PairTexts:
+        item = self.items[index]
         texts = (replies[self.agents[0]], replies[self.agents[1]])
-        pair = PairTexts(self.agents, texts, item.source, self.spec.source_name, self.profile(index))
-        return score_pair(pair, self.config, item.reference if self.spec.uses_reference else None)
+        source = item.source
+        if self.lm is not None and item.title:
+            # The writers see the title too ("Me [18M] ..."): the model and the fact checks read it as well.
+            source = f"{item.title}\n\n{item.source}"
+        return PairTexts(self.agents, texts, source, self.spec.source_name, self.profile(index))
+
+    def prefetch(self, items: Sequence[tuple[int, Mapping[str, str]]]) -> None:
+        """Score every text of these pairs with the model in one batched pass (the levels then read the cache)."""
+        if self.lm is not None:
+            self.lm.score([r for index, replies in items for r in requests_if_scored(self.pair(index, replies), self.config)])
 
     def profile(self, index: int) -> SourceProfile:
         """The source's weighted content words (built once per problem)."""
@@ -137,6 +159,7 @@ class WritingTask:
         def judge_one(item: tuple[int, Mapping[str, str]]) -> tuple[PairScore, Grades | None]:
             return self._judged(*item)
 
+        self.prefetch(items)
         judged = list(map(judge_one, items) if executor is None or len(items) < 2 else executor.map(judge_one, items))
         levels = [self.level_reward(score, grades) for score, grades in judged]
         rewards = levels

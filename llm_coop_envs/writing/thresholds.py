@@ -14,7 +14,7 @@ from typing import Any
 
 from llm_coop_envs.writing.bands import Band
 
-COMPONENTS = ("structure", "style", "coherence", "rouge", "grounding", "complementarity", "judge")
+COMPONENTS = ("structure", "style", "coherence", "rouge", "grounding", "complementarity", "judge", "fluency", "consistency")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +32,10 @@ class RewardWeights:
     """Used from ``-v1`` on: each text covers its own part of the source."""
     judge: float = 1.0
     """Used only when a judge endpoint is configured (``judge=``): the judge's mean grade."""
+    fluency: float = 1.0
+    """Used from ``-v3`` on: each text reads as language under the language model."""
+    consistency: float = 1.0
+    """Used from ``-v3`` on: numbers, names and negations agree with the source."""
 
     def __post_init__(self) -> None:
         for name in COMPONENTS:
@@ -76,6 +80,57 @@ class OrderCheck:
             raise ValueError(f"OrderCheck.min_pairs must be a positive int, got {self.min_pairs!r}.")
         if not -1.0 <= self.max_reversed < 1.0:
             raise ValueError(f"OrderCheck.max_reversed must be within [-1, 1), got {self.max_reversed!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class LMCheck:
+    """Thresholds of the levels that read the texts with a language model (from ``-v3`` on; see :mod:`.lm_levels`).
+
+    Log-probabilities are natural-log nats per token of the text. ``fluency`` is scored on the text
+    alone; grounding on the pointwise mutual information with the source, log p(text | source) −
+    log p(text), per token; redundancy on what the first text explains of the second given the source,
+    log p(second | source, first) − log p(second | source), per token of the second.
+    """
+
+    model: str = "default"
+    """The scoring model: ``"default"`` is the project's SmolLM2-135M-Instruct build (never downloaded
+    by the env: ``llm-coop pull-model`` fetches it), or a local path / Hub id."""
+    fluency: Band = Band(-7.0, -5.8, 0.0, 0.0)
+    """Mean log-probability per token of each text on its own (the worse of the two is scored)."""
+    pmi: Band = Band(0.3, 0.7, 100.0, 100.0)
+    """Grounding: pointwise mutual information per token with the source of the better-grounded text
+    (a short TL;DR may restate the title and gain little; the off-source share judges each text)."""
+    copy_pmi: float = 1.55
+    """Grounding fails when both texts gain more than this per token: together they repeat the source
+    (reworded or disguised); genuine pairs stay below it."""
+    sentence_pmi: float = 0.05
+    """A sentence whose tokens gain less than this (per token) from the source is off-source."""
+    max_off_source: float = 0.45
+    """Grounding fails when more than this share of a text's tokens is in off-source sentences."""
+    redundancy: Band = Band(-10.0, -10.0, 0.12, 0.2)
+    """Complementarity: per-token gain of the second text from seeing the first (above: it restates it)."""
+    role_gap: Band | None = None
+    """arXiv: PMI(second) − PMI(first): the methods part reports the abstract, the background brings
+    context (negative: the roles are swapped). None: not checked."""
+    max_templated: float = 0.5
+    """Structure fails when more than this share of a text's sentences repeat one frame."""
+    finished: tuple[bool, bool] = (False, True)
+    """Which texts must end in a finished sentence (an author's TL;DR often has no final stop)."""
+    check_names: tuple[bool, bool] = (True, True)
+    """Which texts must name only what the source names (a background may bring outside names)."""
+    fact_penalty: float = 0.5
+    """Consistency loses this much per disagreement with the source; at 0 the level fails."""
+
+    def __post_init__(self) -> None:
+        for name in ("fluency", "pmi", "redundancy"):
+            if not isinstance(getattr(self, name), Band):
+                raise TypeError(f"LMCheck.{name} must be a Band(low, ideal_low, ideal_high, high).")
+        if self.role_gap is not None and not isinstance(self.role_gap, Band):
+            raise TypeError("LMCheck.role_gap must be a Band or None.")
+        if not 0.0 <= self.max_off_source <= 1.0 or not 0.0 < self.max_templated <= 1.0:
+            raise ValueError("LMCheck.max_off_source must be within [0, 1] and max_templated within (0, 1].")
+        if not 0.0 < self.fact_penalty <= 1.0:
+            raise ValueError(f"LMCheck.fact_penalty must be within (0, 1], got {self.fact_penalty!r}.")
 
 
 def _word_bounds(name: str, bounds: Any) -> None:
@@ -137,6 +192,9 @@ class LevelConfig:
     complementarity_measure: str = "added"
     order: OrderCheck | None = None
     """Sentence order (part of the coherence level): None: not checked (``-v0``, ``-v1``)."""
+    lm: LMCheck | None = None
+    """The language-model levels (fluency, grounding by information, consistency, complementarity by
+    information) of ``-v3``; None: the word-level levels of ``-v1``/``-v2``."""
 
     def __post_init__(self) -> None:
         _word_bounds("first_words", self.first_words)
@@ -170,11 +228,15 @@ class LevelConfig:
             raise TypeError("LevelConfig.order must be an OrderCheck or None.")
         if self.order is not None and self.on_source is None:
             raise ValueError("The order check aligns sentences with the source: it needs the grounding level (on_source).")
+        if self.lm is not None and not isinstance(self.lm, LMCheck):
+            raise TypeError("LevelConfig.lm must be an LMCheck or None.")
         if not isinstance(self.weights, RewardWeights):
             raise TypeError("LevelConfig.weights must be a RewardWeights; use RewardWeights.coerce({...}).")
 
     def level_names(self) -> tuple[str, ...]:
         """The gated levels in scoring order; ``-v0`` configs have no grounding or complementarity."""
+        if self.lm is not None:
+            return ("structure", "fluency", "grounding", "consistency", "complementarity", "style", "coherence")
         source_levels = ("grounding",) * (self.on_source is not None) + ("complementarity",) * (self.complementarity is not None)
         return ("structure", *source_levels, "style", "coherence")
 
@@ -238,3 +300,18 @@ TLDR_V2_LEVELS = dataclasses.replace(TLDR_V1_LEVELS, order=OrderCheck())
 
 ARXIV_V2_LEVELS = dataclasses.replace(ARXIV_V1_LEVELS, order=OrderCheck())
 """``arxiv_intro-v2``: ``arxiv_intro-v1`` plus the sentence-order check."""
+
+# -v3: a language model reads the texts (fluency, grounding by pointwise mutual information with the
+# source, complementarity by what the first text explains of the second), exact checks of numbers,
+# names and negations, and the word-level holes closed (look-alike letters, templates, unfinished
+# text). ROUGE against the one reference no longer counts (weight 0; still in the details). Why each
+# number: docs/envs/writing.md ("What -v3 adds"), from `python -m benchmarks.writing.lm_calibration`.
+TLDR_V3_LEVELS = dataclasses.replace(
+    TLDR_V2_LEVELS, lm=LMCheck(), weights=RewardWeights(rouge=0.0),
+)
+"""``tldr-v3``: ``tldr-v2`` with the language-model levels and the exact checks; ROUGE weight 0."""
+
+ARXIV_V3_LEVELS = dataclasses.replace(
+    ARXIV_V2_LEVELS, lm=LMCheck(role_gap=Band(-0.2, 0.0, 10.0, 10.0), finished=(True, True), check_names=(False, True)),
+)
+"""``arxiv_intro-v3``: ``arxiv_intro-v2`` with the language-model levels and the exact checks."""

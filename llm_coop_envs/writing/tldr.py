@@ -1,4 +1,4 @@
-"""# TL;DR (`tldr-v2`)
+"""# TL;DR (`tldr-v3`)
 
 Two writers summarise one Reddit post together: `tldr` writes a concise summary (one or a few
 sentences), `detail` writes a detailed summary that adds what the short one leaves out, without
@@ -6,7 +6,7 @@ repeating it. Both see the post; neither sees the other's text in the first turn
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("tldr-v2", split="test", num_turns=2)
+env = llm_coop_envs.make("tldr-v3", split="test", num_turns=2)
 observations, infos = env.reset(seed=0)
 observations, rewards, terminations, truncations, infos = env.step({"tldr": "...", "detail": "..."})
 ```
@@ -16,47 +16,53 @@ observations, rewards, terminations, truncations, infos = env.step({"tldr": "...
 | Agents | `tldr`, `detail` (in this order in the sequential protocol) |
 | Observation space | `UnicodeText`: the prompt, later turns add the agent's previous reply and feedback |
 | Action space | `UnicodeText`: any string (capped at `max_reply_chars`) |
-| Reward | joint, the same for both agents; levels below, maximum 6.0 (7.0 with a judge) |
+| Reward | joint, the same for both agents; levels below, maximum 7.0 (8.0 with a judge) |
 | Data | `trl-lib/tldr` on the Hub, offline `tldr.jsonl` (500 posts) |
 | Problem ids | the Reddit post id (`t3_1wbdsh`); rows without an id: `tldr/<row position>` |
+| Needs | torch and transformers (`pip install 'llm-coop-envs[train]'`) and the default model on disk (`llm-coop pull-model`): a small language model reads the texts |
 
 ## Reward (`reward="levels"`)
 
 Gated levels, run in order; **a failed level stops the scoring** (later levels score 0). Each scores
 in [0, 1] times its weight (`reward_weights`, default 1 each); the total is the sum of the
-components, which `infos[agent]["reward_components"]` lists as `structure`, `grounding`,
-`complementarity`, `style`, `coherence`, `rouge` (and `judge`):
+components, which `infos[agent]["reward_components"]` lists as `structure`, `fluency`, `grounding`,
+`consistency`, `complementarity`, `style`, `coherence`, `rouge` (weight 0: reported, not paid) and
+`judge`. A language model (the project's SmolLM2-135M-Instruct build, fp32 on CPU, loaded at the first
+scored step and shared by every env and copy) reads the texts; exact checks guard numbers, names and
+negations (`llm_coop_envs.writing.lm_levels`):
 
 1. **structure**: gates on each text (length in words, distinct words, function words, no copying
-   from the post), then the length ratio words(`detail`) / words(`tldr`);
-2. **grounding**: the two texts are about this post (IDF-weighted share of their content words
-   found in the post, coverage of the post's content words, a floor for the `detail` text); the
-   levels after it are multiplied by its score;
-3. **complementarity** (`added`): the `detail` text brings post content the `tldr` text leaves out;
-4. **style consistency**: vocabulary overlap of the two texts, in a band (repetition fails);
-5. **coherence**: transition phrases of several kinds, not stuffed, and the **sentence order**: no
-   text opens with a connective that needs a sentence before it, and the `detail` text, which
-   retells the post, does not run against the post's order (the `tldr` text's order is not compared);
-6. **rouge**: ROUGE F1 of the `tldr` text against the author's TL;DR, scored whenever the gates pass;
-7. **judge** (optional, off by default): with `judge={"base_url": ..., "model": ...}` an
-   OpenAI-compatible chat endpoint grades the pair on the three criteria (1–5 each, see
-   `llm_coop_envs.writing.judge`); the component is the mean grade mapped to [0, 1]. Not sent for
-   pairs that fail the gates; cached by request hash; an unreachable endpoint, a timeout or a
-   malformed answer gives 0 with the reason in `details["judge"]` (or raises with
-   `on_error="raise"`).
+   from the post, read after mapping look-alike letters of other alphabets to Latin; no word mixing
+   alphabets; no text built from one repeated sentence frame; the `detail` text ends in a finished
+   sentence), then the length ratio words(`detail`) / words(`tldr`);
+2. **fluency**: the mean log-probability per token of each text on its own, in a band (word salad,
+   glued fragments, broken text fail); the levels after grounding are multiplied by fluency × grounding;
+3. **grounding**: how much the post explains each text: the pointwise mutual information per token,
+   (log p(text | post) − log p(text)) / tokens, in a band (a text about another post or about no post
+   gains nothing, a text that repeats the post gains too much), and at most a third of a text's
+   sentences may gain nothing from the post (an appended paragraph, a half from elsewhere);
+4. **consistency**: each number or name the post does not state, and each statement whose polarity
+   is flipped against the post sentence it restates (a negation added or dropped, a word swapped for
+   its opposite), costs half the level; at 0 it fails;
+5. **complementarity**: what the `tldr` text already says of the `detail` text, (log p(detail | post,
+   tldr) − log p(detail | post)) / tokens, in a band (a detail that restates the TL;DR fails);
+6. **style consistency**: vocabulary overlap of the two texts, in a band (repetition fails);
+7. **coherence**: transition phrases of several kinds, not stuffed, and the **sentence order**
+   (clauses after `;` count as sentences): no text opens with a connective that needs a sentence
+   before it, and the `detail` text does not run against the post's order;
+8. **judge** (optional, off by default): as in `-v2`, an OpenAI-compatible chat endpoint grades the pair.
 
-Every threshold of every version, and what each level measures exactly, is in one table:
-[Writing tasks: reward levels](writing.md#reward-levels).
+ROUGE of the `tldr` text against the author's TL;DR is still measured (`details["metrics"]["rouge"]`)
+but has weight 0: an equally faithful TL;DR in other words no longer loses reward to it.
 
-`solved` (which ends a multi-turn episode early when `stop_when_solved`) means levels 1–5 all at
-full credit; ROUGE and the judge are not required. `infos[agent]["feedback"]` (passed on to the
-next turn by the default `"tests"` feedback) names the failed level and the numbers.
-`infos[agent]["details"]` holds the raw measurements (word counts, shares, coverage, ratio,
-overlap, transitions, ROUGE).
+The word-level thresholds are in one table: [Writing tasks: reward levels](writing.md#reward-levels);
+the language-model thresholds, their calibration and the hostile-reply table are in
+[What `-v3` adds](writing.md#what-v3-adds-a-language-model-reads-the-texts).
 
-Reward hacks and what they get are kept as tests on 10 posts (`tests/writing/test_probes.py`);
-the table is on the [writing page](writing.md#reward-hacking-probes). A genuine pair (the author's
-TL;DR and a faithful detailed summary) scores 5.4–6.0; a generic template pair about 1.0.
+`solved` (which ends a multi-turn episode early when `stop_when_solved`) means levels 1–7 all at
+full credit. `infos[agent]["feedback"]` (passed on to the next turn by the default `"tests"`
+feedback) names the failed level and the numbers. `infos[agent]["details"]` holds the raw
+measurements (word counts, shares, log-probabilities, PMI, facts found, ratio, overlap, transitions, ROUGE).
 
 ## Arguments
 
@@ -65,10 +71,11 @@ TL;DR and a faithful detailed summary) scores 5.4–6.0; a generic template pair
 | `split` | `"train"` | `"train"` (rows 0–399), `"test"` (rows 400–499) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows: `post` (+ `title`, `subreddit`, `summary`, `id`) or the Hub layout `prompt`/`completion` |
 | `reward` | `"levels"` | or a function `f(replies, context)`, alone or in a weighted list with `"levels"`: see [Custom rewards](rewards.md) |
-| `reward_config` | `TLDR_V2_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
-| `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"rouge": 0.0}` |
+| `reward_config` | `TLDR_V3_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
+| `reward_weights` | all 1.0 but `rouge` 0.0 | a `RewardWeights` or a dict such as `{"rouge": 1.0}` (missing names keep 1.0) |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
 | `judge` | `None` | a dict of `JudgeConfig` options (`base_url`, `model`, `api_key_env`, `timeout_s`, `max_retries`, `on_error`, ...) or a `WritingJudge` |
+| `language_model` | `None` | the scoring model of the `-v3` levels: a local path, a Hub id, a `(model, tokenizer)` pair or a `LanguageModel`; by default the project's small model from the local cache |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |
 
 With a custom reward, `solved`, feedback and `details` still come from the levels
@@ -77,7 +84,12 @@ the data file, so a problem scores the same in every split.
 
 ## Version history
 
-- v2: v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
+- v3: a language model reads the texts: fluency, grounding by pointwise mutual information with the
+  post, complementarity by what the TL;DR explains of the detail; consistency checks of numbers,
+  names and negations; look-alike letters mapped before the copy gates, templated and unfinished
+  texts rejected, sentences split at `;` for the order check; ROUGE weight 0. Maximum 7.0. Made by
+  `llm_coop_envs.writing.tldr.env_v3`.
+- v2 (deprecated; `make("tldr-v2")` warns): v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
   v1. Made by `llm_coop_envs.writing.tldr.env_v2`.
 - v1 (deprecated; `make("tldr-v1")` warns): adds what v0 lacked, a check that the texts are about their own post: the function-word and
   in-order copy gates, grounding (which also scales the later levels) and complementarity scored
@@ -99,7 +111,7 @@ from llm_coop_envs.writing.factory import version_env
 from llm_coop_envs.writing.items import tldr_item
 from llm_coop_envs.writing.prompts import detail_prompt, tldr_prompt
 from llm_coop_envs.writing.task import WritingSpec
-from llm_coop_envs.writing.thresholds import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS
+from llm_coop_envs.writing.thresholds import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS, TLDR_V3_LEVELS
 
 SPEC = WritingSpec(
     name="tldr",
@@ -129,12 +141,22 @@ TLDR_V1_HOLE = (
 )
 
 
-VERSION_LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS}
+TLDR_V2_HOLE = (
+    "tldr-v2 scores words, not meaning: a pair with its numbers, names and negations corrupted keeps about 98 % of "
+    "the genuine reward, fragments of the post glued in source order up to all of it, and appending an instruction "
+    "paragraph can raise the score. Use tldr-v3, whose reward reads the texts with a language model and checks "
+    "numbers, names and negations against the post."
+)
+
+
+VERSION_LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS, "tldr-v3": TLDR_V3_LEVELS}
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
+env_v3 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v3"],
+                     "The ``tldr-v3`` environment; see the module docstring for the arguments.")
 env_v2 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v2"],
-                     "The ``tldr-v2`` environment; see the module docstring for the arguments.")
+                     "The deprecated ``tldr-v2`` environment (word-level reward); warns with its hole.", TLDR_V2_HOLE)
 env_v1 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v1"],
                      "The deprecated ``tldr-v1`` environment (sentence order not checked); warns with its hole.", TLDR_V1_HOLE)
 env = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v0"],

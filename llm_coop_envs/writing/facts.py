@@ -1,0 +1,257 @@
+"""Exact text checks of the ``-v3`` writing rewards: look-alike letters, facts a policy can flip, templates.
+
+- :func:`skeleton` maps look-alike letters of other alphabets (Cyrillic, Greek, fullwidth forms) to
+  the Latin letter they imitate, so copy gates compare what a reader sees; :func:`mixed_script_words`
+  finds words that mix alphabets (no honest English word does).
+- :func:`fact_problems` compares a text with its source: numbers and names the source does not
+  have, statements whose negation is flipped against the source sentence they restate, and words
+  replaced by their opposite.
+- :func:`templated_share` finds texts built from one repeated sentence frame; :func:`unfinished`
+  finds a text that stops mid-sentence.
+
+All functions take any strings and never raise.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import unicodedata
+
+from llm_coop_envs.writing import text_metrics as tm
+from llm_coop_envs.writing.lexicon import STOPWORDS
+
+# Letters drawn like Latin ones: what a homoglyph copy swaps in to slip past word matching.
+_CONFUSABLE = str.maketrans({
+    **dict(zip("АВЕКМНОРСТХаеорсухіјѕԁԛԝҮүӏІЈЅ", "ABEKMHOPCTXaeopcyxijsdqwYylIJS")),
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαιοκνρτυχ", "ABEZHIKMNOPTYXaiokvptux")),
+})
+_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE")
+
+
+def skeleton(text: str) -> str:
+    """``text`` with compatibility forms folded (NFKC) and look-alike letters mapped to Latin ones."""
+    return unicodedata.normalize("NFKC", text).translate(_CONFUSABLE)
+
+
+def _script(char: str) -> str | None:
+    name = unicodedata.name(char, "")
+    return next((s for s in _SCRIPTS if name.startswith(s)), None)
+
+
+def mixed_script_words(text: str) -> list[str]:
+    """Words whose letters come from more than one alphabet (``pаper`` with a Cyrillic ``а``)."""
+    out = []
+    for word in re.findall(r"\w+", unicodedata.normalize("NFKC", text)):
+        scripts = {_script(c) for c in word if c.isalpha()} - {None}
+        if len(scripts) > 1:
+            out.append(word)
+    return out
+
+
+# --- facts ---------------------------------------------------------------------------------------
+
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+    "first": 1, "second": 2, "third": 3, "half": 0.5, "twice": 2, "double": 2, "dozen": 12,
+}
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+_NEGATIONS = frozenset("not no never nor nobody nothing none neither cannot nowhere without".split())
+# Word pairs whose swap turns a statement into its opposite (both directions are checked).
+_OPPOSITES = dict(
+    pair for a, b in (
+        ("increase", "decrease"), ("increases", "decreases"), ("increased", "decreased"), ("higher", "lower"),
+        ("larger", "smaller"), ("large", "small"), ("more", "less"), ("most", "least"), ("rich", "poor"),
+        ("older", "younger"), ("before", "after"), ("always", "never"), ("above", "below"), ("strong", "weak"),
+        ("stronger", "weaker"), ("positive", "negative"), ("success", "failure"), ("love", "hate"),
+        ("loves", "hates"), ("like", "dislike"), ("likes", "dislikes"), ("accept", "reject"), ("accepted", "rejected"),
+        ("agree", "disagree"), ("agreed", "refused"), ("fast", "slow"), ("faster", "slower"), ("early", "late"),
+        ("earlier", "later"), ("high", "low"), ("good", "bad"), ("better", "worse"), ("best", "worst"),
+        ("happy", "unhappy"), ("possible", "impossible"), ("consistent", "inconsistent"), ("stable", "unstable"),
+        ("male", "female"), ("man", "woman"), ("boyfriend", "girlfriend"), ("husband", "wife"), ("win", "lose"), ("won", "lost"), ("open", "closed"), ("true", "false"),
+        ("include", "exclude"), ("includes", "excludes"), ("confirm", "refute"), ("confirms", "refutes"),
+        ("enhances", "suppresses"), ("enhanced", "suppressed"), ("maximum", "minimum"), ("heavy", "light"),
+    ) for pair in ((a, b), (b, a))
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+
+def numbers(text: str) -> set[float]:
+    """The numbers a text states: numerals (``2.5``, ``1,000``) and number words (``two``)."""
+    found = set()
+    for match in _NUMBER.findall(text):
+        try:
+            found.add(float(match.replace(",", "")))
+        except ValueError:
+            continue
+    found.update(_NUMBER_WORDS[w] for w in tm.words(text) if w in _NUMBER_WORDS)
+    return found
+
+
+def _source_numbers(source: str) -> set[float]:
+    """The source's numbers, read leniently (``v3.2``, ``[18M]``), each also split at commas and decimal points."""
+    found = numbers(source)
+    for match in re.findall(r"\d+(?:[.,]\d+)*", source):
+        found.update(float(part) for part in re.split(r"[.,]", match) if part)
+        try:
+            found.add(float(match.replace(",", "")))
+        except ValueError:
+            continue
+    return found
+
+
+def _stated(value: float, decimals: int, known: set[float]) -> bool:
+    """The value is a source number, or one rounded to the text's precision (0.927 written as 0.93)."""
+    return value in known or any(round(k, decimals) == value for k in known)
+
+
+def unknown_numbers(text: str, source: str) -> list[str]:
+    """Numerals in the text whose value the source does not state (number words are too vague to hold against it)."""
+    known = _source_numbers(source)
+    out = []
+    for match in _NUMBER.findall(text):
+        try:
+            value = float(match.replace(",", ""))
+        except ValueError:
+            continue
+        decimals = len(match.split(".", 1)[1]) if "." in match else 0
+        if not _stated(value, decimals, known):
+            out.append(match)
+    return out
+
+
+_ROMAN = re.compile(r"[IVXLC]+")
+
+
+def names(text: str) -> list[str]:
+    """Capitalised words that are not the first word of a sentence and not common words: names."""
+    out = []
+    for sentence in _SENTENCE_END.split(text):
+        tokens = re.findall(r"[\w'’-]+", sentence)
+        for token in tokens[1:]:
+            if token[:1].isupper() and token.lower() not in STOPWORDS and len(token) > 1 and not token.isupper():
+                out.append(token)
+            elif token.isupper() and len(token) > 2 and token.isalpha() and not _ROMAN.fullmatch(token):
+                out.append(token)  # acronyms (two letters are too often TV, FB, OP)
+    return out
+
+
+def unknown_names(text: str, source: str) -> list[str]:
+    """Names in the text that occur nowhere in the source: each capitalised part (``Jupiter-sized``: Jupiter)
+    is looked for as a source word's beginning, or inside the source with spaces removed (``Face timing``)."""
+    source_words = set(tm.words(source)) | _EVERYWHERE
+    squeezed = re.sub(r"\W+", "", source.lower())
+    out = []
+    for name in names(text):
+        for part in re.split(r"[-'’]", name):
+            if not part[:1].isupper():
+                continue
+            key = part.lower()
+            stem = key[: max(4, len(key) - 3)]
+            if stem not in squeezed and not any(w.startswith(stem) for w in source_words):
+                out.append(name)
+                break
+    return out
+
+
+_EVERYWHERE = frozenset("reddit op edit update tldr tl dr ama".split())
+"""Names every post may use without its source naming them (the site, its jargon)."""
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def _aligned(sentence_stems: set[str], source_sentences: list[tuple[str, set[str]]], min_share: float):
+    """The source sentence that shares the most of this sentence's content stems, if enough."""
+    best, best_share = None, 0.0
+    for source_sentence, stems in source_sentences:
+        shared = len(sentence_stems & stems) / len(sentence_stems) if sentence_stems else 0.0
+        if shared > best_share:
+            best, best_share = source_sentence, shared
+    return best if best_share >= min_share else None
+
+
+_MODALS = frozenset("do does did is are was were has have had can could would should wo must need ca isn".split())
+
+
+def _is_negation(word: str) -> bool:
+    return word in _NEGATIONS or (word.endswith("nt") and word[:-2] in _MODALS)
+
+
+def polarity(text: str, scope: int = 3) -> tuple[set[str], set[str]]:
+    """(stems said under a negation, stems said plainly): the first content word within ``scope`` words
+    after a negation is negated ("does not like money": like), every other content word is plain."""
+    negated, plain = set(), set()
+    pending = 0
+    for token in re.findall(r"\w+(?:'\w+)*", text):
+        word = token.lower().replace("'", "")
+        if _is_negation(word):
+            pending = scope
+            continue
+        # Names are not statements: "doesn't like Mary's chest" negates the liking, not Mary.
+        content = word not in STOPWORDS and not word.isdigit() and len(word) > 1 and not token[:1].isupper()
+        if content and pending:
+            negated.add(tm.stem(word))
+            pending = 0
+        elif content:
+            plain.add(tm.stem(word))
+        else:
+            pending = max(0, pending - 1)
+    return negated, plain
+
+
+def flipped_statements(text: str, source: str, min_share: float = 0.5) -> list[str]:
+    """Statements whose polarity the text flips against the source sentence they restate (the one that
+    shares most of their content words): a word that sentence says plainly now negated, a word it
+    negates now said plainly, or a word replaced by its opposite."""
+    source_sentences = [(s, tm.content_stems(tm.words(s))) for s in _sentences(source)]
+    out = []
+    for sentence in _sentences(text):
+        if sentence.rstrip().endswith("?"):
+            continue  # a question asserts nothing
+        words = tm.words(sentence)
+        match = _aligned(tm.content_stems(words), source_sentences, min_share)
+        if match is None:
+            continue
+        (negated, plain), (their_negated, their_plain) = polarity(sentence), polarity(match)
+        out += [f"not {w}" for w in sorted(negated & their_plain - their_negated)]
+        out += [f"{w} (the source: not {w})" for w in sorted(plain & their_negated - their_plain - negated)]
+        theirs = set(tm.words(match))
+        out += [f"{w} (the source: {_OPPOSITES[w]})" for w in words
+                if w in _OPPOSITES and w not in theirs and _OPPOSITES[w] in theirs]
+    return out
+
+
+def fact_problems(text: str, source: str) -> dict[str, list[str]]:
+    """Every exact disagreement of a text with its source, by kind (empty lists when none)."""
+    return {
+        "numbers": unknown_numbers(text, source),
+        "names": unknown_names(text, source),
+        "flipped": flipped_statements(text, source),
+    }
+
+
+# --- form ----------------------------------------------------------------------------------------
+
+def _frame(sentence: str) -> tuple[str, ...]:
+    """A sentence's frame: its function words in order, content words blanked."""
+    return tuple(w if w in STOPWORDS else "_" for w in tm.words(sentence))
+
+
+def templated_share(text: str) -> float:
+    """Share of a text's sentences (or lines) that repeat the most common sentence frame; 0 below 3 sentences."""
+    parts = [p for p in re.split(r"(?<=[.!?;])\s+|\n+", text) if len(tm.words(p)) >= 3]
+    if len(parts) < 3:
+        return 0.0
+    frames = collections.Counter(_frame(p) for p in parts)
+    return frames.most_common(1)[0][1] / len(parts)
+
+
+def unfinished(text: str) -> bool:
+    """The text stops mid-sentence: its last character (closing quotes and brackets aside) ends no sentence."""
+    stripped = text.rstrip().rstrip("\"'”’)]*_")
+    return bool(stripped) and stripped[-1] not in ".!?…"
