@@ -75,7 +75,9 @@ With a custom reward, `solved`, feedback and `details` still come from the level
   copy gates, templated and unfinished texts rejected, sentences split at `;` for the order check.
   Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env_v3`.
 - v2 (deprecated; `make("arxiv_intro-v2")` warns): v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
-  v1. Made by `llm_coop_envs.writing.arxiv_intro.env_v2`.
+  v1. Made by `llm_coop_envs.writing.arxiv_intro.env_v2`. Its hole: it scores words, not meaning: a
+  pair with its numbers, names and negations corrupted keeps all of the genuine reward, the methods
+  part's sentences reversed and joined with `;` 82 %, the parts' second halves crossed 77 %.
 - v1 (deprecated; `make("arxiv_intro-v1")` warns): adds what v0 lacked, a check that the texts are about their own abstract: the function-word
   and in-order copy gates, grounding (which also scales the later levels) and complementarity
   scored from the abstract. Maximum 5.0. Made by `llm_coop_envs.writing.arxiv_intro.env_v1`. Its hole: sentence order
@@ -127,10 +129,10 @@ ARXIV_V1_HOLE = (
 
 
 ARXIV_V2_HOLE = (
-    "arxiv_intro-v2 scores words, not meaning: a pair with its numbers, names and negations corrupted keeps about 98 % "
-    "of the genuine reward, the abstract copied back with look-alike letters up to all of it, and appending an "
-    "instruction paragraph can raise the score. Use arxiv_intro-v3, whose reward reads the texts with a language "
-    "model and checks numbers, names and negations against the abstract."
+    "arxiv_intro-v2 scores words, not meaning: a pair with its numbers, names and negations corrupted keeps all of "
+    "the genuine reward, the methods part's sentences reversed and joined with ';' 82 % (all of it on some "
+    "abstracts), the two parts' second halves crossed 77 %. Use arxiv_intro-v3, whose reward reads the texts with a "
+    "language model and checks numbers, names and negations against the abstract."
 )
 
 

@@ -90,7 +90,9 @@ the data file, so a problem scores the same in every split.
   texts rejected, sentences split at `;` for the order check; ROUGE weight 0. Maximum 7.0. Made by
   `llm_coop_envs.writing.tldr.env_v3`.
 - v2 (deprecated; `make("tldr-v2")` warns): v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
-  v1. Made by `llm_coop_envs.writing.tldr.env_v2`.
+  v1. Made by `llm_coop_envs.writing.tldr.env_v2`. Its hole: it scores words, not meaning: a pair
+  with its numbers, names and negations corrupted keeps 99 % of the genuine reward, the detail's
+  sentences reversed and joined with `;` 89 %, a pair cut mid-sentence 83 %.
 - v1 (deprecated; `make("tldr-v1")` warns): adds what v0 lacked, a check that the texts are about their own post: the function-word and
   in-order copy gates, grounding (which also scales the later levels) and complementarity scored
   from the post. Maximum 6.0. Made by `llm_coop_envs.writing.tldr.env_v1`. Its hole: sentence order
@@ -142,10 +144,10 @@ TLDR_V1_HOLE = (
 
 
 TLDR_V2_HOLE = (
-    "tldr-v2 scores words, not meaning: a pair with its numbers, names and negations corrupted keeps about 98 % of "
-    "the genuine reward, fragments of the post glued in source order up to all of it, and appending an instruction "
-    "paragraph can raise the score. Use tldr-v3, whose reward reads the texts with a language model and checks "
-    "numbers, names and negations against the post."
+    "tldr-v2 scores words, not meaning: a pair with its numbers, names and negations corrupted keeps 99 % of the "
+    "genuine reward, the detail's sentences reversed and joined with ';' 89 % (all of it on some posts), a pair cut "
+    "mid-sentence 83 %. Use tldr-v3, whose reward reads the texts with a language model and checks numbers, names "
+    "and negations against the post."
 )
 
 

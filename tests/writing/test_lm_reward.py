@@ -168,7 +168,7 @@ def test_v2_is_deprecated_with_its_hole(data_dir):
     import llm_coop_envs
 
     for env_id in ("tldr-v2", "arxiv_intro-v2"):
-        with pytest.warns(FutureWarning, match="corrupted"):
+        with pytest.warns(FutureWarning, match="negations corrupted"):
             llm_coop_envs.make(env_id, split="test")
 
 

@@ -126,19 +126,21 @@ def test_config_validation():
 @pytest.mark.parametrize(
     "old,new,hole",
     [
-        ("tldr-v0", "tldr-v2", "about their post"),
-        ("arxiv_intro-v0", "arxiv_intro-v2", "about their abstract"),
-        ("tldr-v1", "tldr-v2", "does not check sentence order"),
-        ("arxiv_intro-v1", "arxiv_intro-v2", "does not check sentence order"),
+        ("tldr-v0", "tldr-v3", "about their post"),
+        ("arxiv_intro-v0", "arxiv_intro-v3", "about their abstract"),
+        ("tldr-v1", "tldr-v3", "does not check sentence order"),
+        ("arxiv_intro-v1", "arxiv_intro-v3", "does not check sentence order"),
+        ("tldr-v2", "tldr-v3", "scores words, not meaning"),
+        ("arxiv_intro-v2", "arxiv_intro-v3", "scores words, not meaning"),
     ],
 )
-def test_old_versions_warn_naming_the_hole_and_v2_does_not_warn(data_dir, old, new, hole):
+def test_old_versions_warn_naming_the_hole_and_v3_does_not_warn(data_dir, old, new, hole):
     with pytest.warns(FutureWarning, match=hole):
         llm_coop_envs.make(old, split="test")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         env = llm_coop_envs.make(new, split="test")
-    assert env.task.max_reward() == (6.0 if new.startswith("tldr") else 5.0)
+    assert env.task.max_reward() == 7.0
 
 
 def test_v0_scores_are_unchanged(data_dir):
