@@ -74,8 +74,8 @@ Held out (split ``heldout_families``, never drawn for training):
 
 * **1**: as easy as ``coop_basics`` tier 1. The input is a flat list of 1-4 ints or words; ``aux`` is
   a single step (``x + k``, ``x * k``, ``x // k``, ``abs(x - k)``, ``w.upper()``, ``w[0]``, ...) that
-  main's docstring states plainly, so main can solve it with or without ``aux``; main is one
-  comprehension or ``sum``. No helper-only fact: the held-out families keep their level 1 of v0 (a
+  main's docstring states in words and as code (``abs(reading - 25)``), so main can solve it with or
+  without ``aux``; main is one comprehension or ``sum``; one public example keeps the prompt short. No helper-only fact: the held-out families keep their level 1 of v0 (a
   fact for ``letter_points`` and ``category_weights``).
 * **2**: main adds a condition, a second argument, a join or a dict of counts (lists of 2-6 items).
 * **3**: main composes more (de-duplication, arg-max with ties, changes between neighbours, a

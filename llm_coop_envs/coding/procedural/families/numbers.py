@@ -45,17 +45,17 @@ def _bonus_scores_level_one(rng: random.Random, items: str, item: str) -> Draft:
     """Level 1: one bonus step stated in main's prompt (no helper-only rule)."""
     if rng.random() < 0.5:
         step = rng.randint(2, 20)
-        body, rule, doc = f"{item} + {step}", f"has {step} added to it", f"Return {item} plus {step}."
+        body, rule, doc = f"{item} + {step}", f"has {step} added to it: {item} + {step}", f"Return {item} plus {step}."
     else:
         step = rng.randint(2, 5)
-        body, rule, doc = f"{item} * {step}", f"is multiplied by {step}", f"Return {item} times {step}."
+        body, rule, doc = f"{item} * {step}", f"is multiplied by {step}: {item} * {step}", f"Return {item} times {step}."
     name = f"{pick(rng, ['adjust', 'boost', 'rescore'])}_{items}"
     inputs = [(int_list(rng, rng.randint(*sizes(1)), 0, 20),) for _ in range(10)]
     return Draft(
         entry_point=name, params=items, summary=f"Return a new list where every {item} {rule}.",
         helper_signature=f"def aux({item}):", helper_doc=doc,
         reference_helper=f"def aux({item}):\n    return {body}\n",
-        reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=2,
+        reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=1,
     )
 
 
@@ -97,14 +97,13 @@ def _order_totals_level_one(rng: random.Random, orders: str, order: str) -> Draf
     """Level 1: a flat list of unit counts at one stated unit price; main totals them."""
     price = rng.randint(2, 9)
     name = f"total_cost_of_{orders}"
-    summary = (f"One unit costs {price}. Given the number of units in each {order}, return the total cost "
-               f"of the {orders}: the sum of count * {price} over counts.")
+    summary = f"One unit costs {price}. Return the total cost: the sum of count * {price} over counts."
     inputs = [(int_list(rng, rng.randint(*sizes(1)), 0, 12),) for _ in range(10)]
     return Draft(
         entry_point=name, params="counts", summary=summary,
         helper_signature="def aux(count):", helper_doc=f"Return count times {price}.",
         reference_helper=f"def aux(count):\n    return count * {price}\n",
-        reference_main=f"def {name}(counts):\n    return sum(aux(c) for c in counts)\n", inputs=inputs, public_count=2,
+        reference_main=f"def {name}(counts):\n    return sum(aux(c) for c in counts)\n", inputs=inputs, public_count=1,
     )
 
 
@@ -125,10 +124,10 @@ def clamp_readings(rng: random.Random, level: int) -> Draft:
         name = f"clamp_{items}"
         if rng.random() < 0.5:
             body, doc = f"min({item}, {high})", f"Return {item}, or {high} when {item} is above {high}."
-            summary = f"The {device} gives {items}. Return a new list where every {item} above {high} becomes {high}."
+            summary = f"Return a new list with min({item}, {high}) for every {item} (above {high} becomes {high})."
         else:
             body, doc = f"max({item}, {low})", f"Return {item}, or {low} when {item} is below {low}."
-            summary = f"The {device} gives {items}. Return a new list where every {item} below {low} becomes {low}."
+            summary = f"Return a new list with max({item}, {low}) for every {item} (below {low} becomes {low})."
         main = f"    return [aux(x) for x in {items}]\n"
     elif level == 2:
         name = f"clamped_{item}_sum"
@@ -144,7 +143,7 @@ def clamp_readings(rng: random.Random, level: int) -> Draft:
         entry_point=name, params=items, summary=summary,
         helper_signature=f"def aux({item}):", helper_doc=doc,
         reference_helper=f"def aux({item}):\n    return {body}\n",
-        reference_main=f"def {name}({items}):\n{main}", inputs=inputs, public_count=2,
+        reference_main=f"def {name}({items}):\n{main}", inputs=inputs, public_count=1 if level == 1 else 2,
     )
 
 
@@ -179,12 +178,12 @@ def _gaps_level_one(rng: random.Random, items: str, item: str, device: str, inpu
     """Level 1: the gap of every reading to one stated target value."""
     target = rng.randint(10, 30)
     name = f"{item}_gaps"
-    summary = f"The {device} gives {items}. Return a list with the gap of every {item} to {target}: abs({item} - {target})."
+    summary = f"Return a new list with the gap of every {item} to {target}: abs({item} - {target})."
     return Draft(
         entry_point=name, params=items, summary=summary,
         helper_signature=f"def aux({item}):", helper_doc=f"Return abs({item} - {target}).",
         reference_helper=f"def aux({item}):\n    return abs({item} - {target})\n",
-        reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=2,
+        reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=1,
     )
 
 
@@ -201,10 +200,10 @@ def digit_sums(rng: random.Random, level: int) -> Draft:
         name = f"last_digits_of_{items}"
         return Draft(
             entry_point=name, params=items,
-            summary=f"Each of the {items} is a number. Return a list with the last digit of every number: number % 10.",
-            helper_signature="def aux(number):", helper_doc="Return the last digit of number: number % 10.",
-            reference_helper="def aux(number):\n    return number % 10\n",
-            reference_main=f"def {name}({items}):\n    return [aux(n) for n in {items}]\n", inputs=inputs, public_count=2,
+            summary=f"Return a new list with the last digit of every {item}: {item} % 10.",
+            helper_signature=f"def aux({item}):", helper_doc=f"Return the last digit of {item}: {item} % 10.",
+            reference_helper=f"def aux({item}):\n    return {item} % 10\n",
+            reference_main=f"def {name}({items}):\n    return [aux(n) for n in {items}]\n", inputs=inputs, public_count=1,
         )
     if level == 2:
         name, params = f"count_lucky_{items}", f"{items}, divisor"
@@ -240,10 +239,10 @@ def bucket_counts(rng: random.Random, level: int) -> Draft:
         name = f"{item}_buckets"
         return Draft(
             entry_point=name, params=items,
-            summary=f"Return a list with the bucket number of every {thing}'s {item} in {items}: {item} // {width}.",
+            summary=f"Return a new list with the bucket of every {item}: {item} // {width}.",
             helper_signature=f"def aux({item}):", helper_doc=f"Return {item} // {width}.",
             reference_helper=f"def aux({item}):\n    return {item} // {width}\n",
-            reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=2,
+            reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=1,
         )
     if level == 2:
         name = f"count_{item}_buckets"

@@ -54,14 +54,13 @@ def _fees_level_one(rng: random.Random, items: str, item: str, venue: str) -> Dr
     """Level 1: one daily fee, stated in main's prompt; main lists the fee of every stay."""
     fee = rng.randint(2, 9)
     name = f"{item}_fees"
-    summary = (f"The {venue} charges {fee} per day for a {item}. Given the number of days of each of the {items}, "
-               f"return a list with the fee of each: days * {fee}.")
+    summary = f"A {item} costs {fee} per day. Return a new list with the fee of every stay: days * {fee}."
     return Draft(
-        entry_point=name, params="days", summary=summary,
+        entry_point=name, params="stays", summary=summary,
         helper_signature="def aux(days):", helper_doc=f"Return days times {fee}.",
         reference_helper=f"def aux(days):\n    return days * {fee}\n",
-        reference_main=f"def {name}(days):\n    return [aux(d) for d in days]\n",
-        inputs=[(int_list(rng, rng.randint(*sizes(1)), 0, 10),) for _ in range(10)], public_count=2,
+        reference_main=f"def {name}(stays):\n    return [aux(d) for d in stays]\n",
+        inputs=[(int_list(rng, rng.randint(*sizes(1)), 0, 10),) for _ in range(10)], public_count=1,
     )
 
 
@@ -111,10 +110,10 @@ def _valid_codes_level_one(rng: random.Random, items: str, item: str) -> Draft:
     inputs = [([ticket_code(rng, letters) for _ in range(rng.randint(*sizes(1)))],) for _ in range(10)]
     return Draft(
         entry_point=name, params=items,
-        summary=f"A {item} code like 'A12' is valid when it starts with {letter!r}. Return how many of the {items} are valid.",
+        summary=f"Return how many of the {items} start with {letter!r}: code.startswith({letter!r}).",
         helper_signature="def aux(code):", helper_doc=f"Return True when code starts with {letter!r}, else False.",
         reference_helper=f"def aux(code):\n    return code.startswith({letter!r})\n",
-        reference_main=f"def {name}({items}):\n    return sum(1 for c in {items} if aux(c))\n", inputs=inputs, public_count=2,
+        reference_main=f"def {name}({items}):\n    return sum(1 for c in {items} if aux(c))\n", inputs=inputs, public_count=1,
     )
 
 
@@ -158,10 +157,10 @@ def _labels_level_one(rng: random.Random, items: str, item: str, low: str, high:
     inputs = [(int_list(rng, rng.randint(*sizes(1)), cut - 10, cut + 10),) for _ in range(10)]
     return Draft(
         entry_point=name, params=items,
-        summary=f"A {item} of at least {cut} is {high!r}, any other is {low!r}. Return a list with the label of every {item}.",
+        summary=f"Return a new list with the label of every {item}: {high!r} if {item} >= {cut} else {low!r}.",
         helper_signature=f"def aux({item}):", helper_doc=f"Return {high!r} when {item} is at least {cut}, else {low!r}.",
         reference_helper=f"def aux({item}):\n    return {high!r} if {item} >= {cut} else {low!r}\n",
-        reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=2,
+        reference_main=f"def {name}({items}):\n    return [aux(x) for x in {items}]\n", inputs=inputs, public_count=1,
     )
 
 
@@ -203,12 +202,11 @@ def _convert_level_one(rng: random.Random, source: str, target: str) -> Draft:
     """Level 1: a whole-number rate, stated in main's prompt; integers compared exactly."""
     rate = rng.randint(2, 10)
     name = f"to_{target}"
-    summary = (f"One of the {source} is worth {rate} {target}. Return a new list with every amount of {source} "
-               f"converted to {target}: amount * {rate}.")
+    summary = f"Return a new list with every amount of {source} in {target}: amount * {rate}."
     return Draft(
         entry_point=name, params="amounts", summary=summary,
         helper_signature="def aux(amount):", helper_doc=f"Return amount times {rate}.",
         reference_helper=f"def aux(amount):\n    return amount * {rate}\n",
         reference_main=f"def {name}(amounts):\n    return [aux(a) for a in amounts]\n",
-        inputs=[(int_list(rng, rng.randint(*sizes(1)), 1, 60),) for _ in range(10)], public_count=2,
+        inputs=[(int_list(rng, rng.randint(*sizes(1)), 1, 60),) for _ in range(10)], public_count=1,
     )

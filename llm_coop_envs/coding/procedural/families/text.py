@@ -30,14 +30,14 @@ def tag_words(rng: random.Random, level: int) -> Draft:
         name = f"{item}_tags"
         if rng.random() < 0.5:
             body, doc = f"{item}.upper()", f"Return {item} in upper case."
-            summary = f"Return a new list with every {item} for the {place} written in upper case."
+            summary = f"Return a new list with every {item} in upper case: {item}.upper()."
         else:
             body, doc = f"{item}[:{width}]", f"Return the first {width} letters of {item}: {item}[:{width}]."
-            summary = f"Return a new list with the first {width} letters of every {item} for the {place}."
+            summary = f"Return a new list with the first {width} letters of every {item}: {item}[:{width}]."
         return Draft(
             entry_point=name, params=items, summary=summary, helper_signature=f"def aux({item}):", helper_doc=doc,
             reference_helper=f"def aux({item}):\n    return {body}\n",
-            reference_main=f"def {name}({items}):\n    return [aux(w) for w in {items}]\n", inputs=inputs, public_count=2,
+            reference_main=f"def {name}({items}):\n    return [aux(w) for w in {items}]\n", inputs=inputs, public_count=1,
         )
     if level == 2:
         sep = pick(rng, ["-", "/", "+", ":"])
@@ -78,11 +78,11 @@ def initials(rng: random.Random, level: int) -> Draft:
         entry = f"{item}_initials"
         inputs = [([pick(rng, FIRST).capitalize() for _ in range(rng.randint(shortest, longest))],) for _ in range(10)]
         return Draft(
-            entry_point=entry, params=items,
-            summary=f"Each of the {items} is a first name. Return a list with the first letter of every name.",
+            entry_point=entry, params="names",
+            summary=f"Return a new list with the first letter of every name: name[0].",
             helper_signature="def aux(name):", helper_doc="Return the first letter of name: name[0].",
             reference_helper="def aux(name):\n    return name[0]\n",
-            reference_main=f"def {entry}({items}):\n    return [aux(n) for n in {items}]\n", inputs=inputs, public_count=2,
+            reference_main=f"def {entry}(names):\n    return [aux(n) for n in names]\n", inputs=inputs, public_count=1,
         )
     inputs = [([name() for _ in range(rng.randint(shortest, longest))],) for _ in range(10)]
     if level == 2:
