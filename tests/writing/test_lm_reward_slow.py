@@ -13,7 +13,7 @@ SOURCES = 3
 """Sources per env: enough to see each family on several texts, few enough for a CPU."""
 MAX_SHARE = 0.6
 """Every family keeps less than this share of the genuine pair's reward on the same source."""
-KNOWN_OPEN = {"corrupted facts", "reversed with ';'", "crossed halves"}
+KNOWN_OPEN = {"corrupted facts", "reversed with ';'", "crossed halves", "source fragments"}
 """Families -v3 does not yet hold below MAX_SHARE everywhere (benchmarks/results/writing_v3/hostile.md):
 they must still score below the genuine pair."""
 
