@@ -113,9 +113,46 @@ def make(id: str, **kwargs: Any) -> Any:
     """Create the environment registered as ``id``; ``kwargs`` override the registered defaults."""
     env_spec = spec(id)
     final_kwargs = {**env_spec.kwargs, **kwargs}
-    env = _load(env_spec.entry_point)(**final_kwargs)
+    try:
+        env = _load(env_spec.entry_point)(**final_kwargs)
+    except TypeError as error:
+        unknown = _unknown_keyword(error, final_kwargs)
+        if unknown is None:
+            raise
+        raise TypeError(_unknown_keyword_message(id, unknown, error)) from error
     env.spec = env_spec.with_kwargs(final_kwargs)
     return env
+
+
+_UNEXPECTED_KEYWORD = re.compile(r"unexpected keyword argument '(?P<name>\w+)'")
+
+
+def _unknown_keyword(error: TypeError, kwargs: Mapping[str, Any]) -> str | None:
+    """The keyword of ``kwargs`` that ``error`` says no function along the way takes (None: another error)."""
+    match = _UNEXPECTED_KEYWORD.search(str(error))
+    return match["name"] if match and match["name"] in kwargs else None
+
+
+def _unknown_keyword_message(id: str, name: str, error: TypeError) -> str:
+    """One line naming the keyword ``id`` does not take and the nearest one it does, as ids get."""
+    close = difflib.get_close_matches(name, _known_keywords(error), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else "; its env page lists the arguments it takes"
+    return f"{id} takes no argument {name!r}{hint}."
+
+
+def _known_keywords(error: TypeError) -> list[str]:
+    """The keywords of every function the arguments went through before one refused them (the entry
+    point, a factory such as ``coding_env``: read from the traceback's frames), and ``CoopEnv``'s,
+    to which every bundled env hands the episode settings such as ``num_turns``."""
+    from llm_coop_envs.core.env import CoopEnv
+
+    names = [name for name in inspect.signature(CoopEnv).parameters if name != "task"]
+    frame = error.__traceback__.tb_next if error.__traceback__ else None  # skip make() itself
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        names += [n for n in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount] if n not in ("self", "cls")]
+        frame = frame.tb_next
+    return names
 
 
 def make_aec(id: str, **kwargs: Any) -> Any:

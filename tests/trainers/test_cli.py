@@ -1,4 +1,4 @@
-"""The command line on the real coop_humaneval-v0 env (real data, real sandbox) with a tiny local model."""
+"""The command line on the real coop_humaneval-v1 env (real data, real sandbox) with a tiny local model."""
 
 import json
 
@@ -19,13 +19,14 @@ def tiny_model_dir(tmp_path, tokenizer):
 @pytest.mark.slow
 def test_train_command_on_coop_humaneval_with_before_after_table(tmp_path, tiny_model_dir, data_dir, capsys):
     code = train_command([
-        "--env", "coop_humaneval-v0", "--model", str(tiny_model_dir), "--steps", "2", "--run-dir", str(tmp_path),
+        "--env", "coop_humaneval-v1", "--model", str(tiny_model_dir), "--steps", "2", "--run-dir", str(tmp_path),
         "--run-name", "cli", "--eval-problems", "2", "group_size=2", "sampling.max_new_tokens=8",
         "progress_bar=false", "tensorboard=false", "lora_r=2",
     ])
     assert code == 0
     out = capsys.readouterr().out
-    assert "| before training |" in out and "| after training |" in out and "acc (tests passed)" in out
+    assert "| metric | before | after | change [95 % interval] |" in out and "| pass rate |" in out
+    assert "acc (share of tests passed)" in out
     run = tmp_path / "cli"
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     train_rows = [r for r in rows if "reward/mean" in r]
@@ -38,7 +39,7 @@ def test_train_command_on_coop_humaneval_with_before_after_table(tmp_path, tiny_
     assert len(summary["task_ids"]) == summary["problems"] == 2
     assert (run / "final" / "helper" / "adapter_config.json").is_file()
 
-    again = train_command(["--env", "coop_humaneval-v0", "--model", str(tiny_model_dir), "--steps", "2",
+    again = train_command(["--env", "coop_humaneval-v1", "--model", str(tiny_model_dir), "--steps", "2",
                            "--run-dir", str(tmp_path), "--run-name", "cli"])
     assert again == 2
     err = capsys.readouterr().err

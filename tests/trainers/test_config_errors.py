@@ -78,9 +78,17 @@ def test_a_missing_model_folder_is_one_line():
 
 
 def test_an_unknown_env_or_env_argument_is_one_line():
-    assert_one_line_error(run_cli("train", "--env", "coop_humaneva-v0"), "coop_humaneval-v0")
-    assert_one_line_error(run_cli("train", "--env", "coop_basics-v0", "env_kwargs.num_turn=2"), "num_turn")
+    assert_one_line_error(run_cli("train", "--env", "coop_humaneva-v1"), "coop_humaneval-v1")
+    assert_one_line_error(run_cli("train", "--env", "coop_basics-v1", "env_kwargs.num_turn=2"), "num_turn",
+                          "did you mean 'num_turns'?")
     assert_one_line_error(run_cli("train", "--algo", "magrpoo"), "No algorithm named 'magrpoo'")
+
+
+def test_an_unreachable_hub_model_is_one_line_in_seconds():
+    # HF_HUB_OFFLINE stands for a machine without the Hub; the id is in no cache
+    result = run_cli("train", "--model", "no-such-org/no-such-model", setup="import os; os.environ['HF_HUB_OFFLINE'] = '1'")
+    assert_one_line_error(result, "'no-such-org/no-such-model' is not in the Hugging Face cache", "--model default",
+                          "local model folder")
 
 
 def test_a_bad_choice_and_a_missing_config_file_are_one_line(tmp_path):
