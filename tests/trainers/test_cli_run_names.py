@@ -10,7 +10,7 @@ from tests.trainers.conftest import build_model
 from trainers.cli import train_command
 from trainers.config import load_config
 
-TINY = ["--env", "coop_basics-v1", "--steps", "1", "--eval-problems", "0", "group_size=2", "sampling.max_new_tokens=8",
+TINY = ["--steps", "1", "--eval-problems", "0", "group_size=2", "sampling.max_new_tokens=8",
         "lora_r=2", "progress_bar=false", "tensorboard=false", "save_every=1"]
 
 
