@@ -181,6 +181,15 @@ class TrainConfig:
     reads the adapters from this path, so it must see the same folder (same machine or shared disk)."""
     vllm_timeout_s: float = 300.0
     """Seconds to wait for one answer of the vLLM server before failing with a clear error."""
+    sampler_logp_gap_warn: float = 0.05
+    """Bound on ``agent/<name>/sampler_logp_gap`` (mean absolute difference per reply token, in nats,
+    between the sampler's log-probs and the trainer's before the update): above it the run warns once.
+    The transformers backend scores what it sampled (gap ~1e-6 in float32); a larger gap means
+    off-policy data (a stale adapter, another dtype or LoRA scale in vLLM)."""
+    importance_cap: float | None = None
+    """Truncated importance sampling: weigh each reply token's policy-gradient term by
+    min(π_old / π_sampler, importance_cap) (``None``: off). For a sampler that is not the trained
+    model (``backend: vllm``); needs the sampler's log-probs (replies without them get weight 1)."""
     generation_dtype: str = "float32"
     """Compute dtype for generation: ``bfloat16`` autocast pays off on GPUs and CPUs with native bf16
     (AVX512-BF16/AMX); on AVX2-only CPUs it is ~3x slower than ``float32`` (measured), hence the default."""
@@ -252,6 +261,8 @@ class TrainConfig:
         _check_choice("train_dtype", self.train_dtype, DTYPES)
         _check_choice("backend", self.backend, BACKENDS)
         _check_vllm_settings(self)
+        if self.importance_cap is not None and not self.importance_cap >= 1:
+            raise ValueError(f"importance_cap must be >= 1 (or null: off), got {self.importance_cap}.")
         for name in ("group_size", "problems_per_step", "inner_epochs", "micro_batch_size", "env_workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")

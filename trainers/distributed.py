@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -55,6 +55,25 @@ class Distributed:
 
         return gather_object([value])
 
+    def sum_counts(self, value: Mapping[Any, Any]) -> dict[Any, Any]:
+        """Every rank's ``value`` (nested mappings of numbers) summed key by key, on every rank: one
+        collective; the value itself on one process."""
+        if self.world_size <= 1:
+            return dict(value)
+        return summed(self.gather_objects(value))
+
+
+def summed(values: Sequence[Mapping[Any, Any]]) -> dict[Any, Any]:
+    """Nested mappings of numbers added key by key (a key missing from one mapping counts as 0)."""
+    total: dict[Any, Any] = {}
+    for value in values:
+        for key, item in value.items():
+            if isinstance(item, Mapping):
+                total[key] = summed([total.get(key, {}), item])
+            else:
+                total[key] = total.get(key, 0) + item
+    return total
+
 
 def make_accelerator(device: str):
     """The Accelerator of a training run: CPU processes over gloo when ``device`` resolves to the CPU
@@ -80,6 +99,24 @@ def make_accelerator(device: str):
         )
         accelerator.native_amp, accelerator.scaler = False, None
     return accelerator
+
+
+def end_process_group(accelerator: Any) -> None:
+    """Leave the run's process group, on every rank, after its last collective (a barrier first), while
+    the interpreter is fully alive; nothing to do on one process.
+
+    Why: a process that exits with its gloo process group still alive aborts at random with SIGABRT
+    ("terminate called without an active exception"): gloo's worker threads still hold the work
+    objects of earlier asynchronous collectives (FSDP2's gathers and reduce-scatters), whose tensors
+    are released during interpreter shutdown, when they can no longer take the GIL. Destroying the
+    group joins those threads and frees the work first. Under NCCL the same call avoids torch's
+    "process group has NOT been destroyed" warning and a rank leaving while another still waits."""
+    import torch.distributed as dist
+
+    if accelerator.num_processes <= 1 or not dist.is_available() or not dist.is_initialized():
+        return
+    accelerator.wait_for_everyone()
+    accelerator.end_training()  # Accelerate's own teardown: trackers, then destroy_process_group()
 
 
 def check_engine(accelerator: Any) -> None:

@@ -37,6 +37,7 @@ import math
 import signal
 import threading
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -78,6 +79,8 @@ class TrainItem:
     """The reply's share of its agent's loss for the step (:func:`reply_weights`)."""
     token_advantages: tuple[float, ...] | None = None
     """One advantage per completion token, when the algorithm gave them (``advantage`` is then their mean)."""
+    sampler_logps: tuple[float, ...] | None = None
+    """The sampler's log-prob of each completion token, when the backend reported them."""
 
     @property
     def loss_advantage(self) -> Advantage:
@@ -142,6 +145,8 @@ class Trainer:
         self._stop_requested = False
         self._batch_totals: dict[int, dict[str, tuple[int, float]]] = {}
         """Per minibatch and agent: replies and reply tokens over every process (:meth:`minibatches`)."""
+        self._gap_warned = False
+        self._reset_health_totals()
         self._poisoned = False
         """A loss was not finite on this process in the update in flight (many processes)."""
         self.history: list[dict[str, float]] = []
@@ -203,6 +208,7 @@ class Trainer:
         self._stop_requested = any(rank["stop"] for rank in per_rank)
         metrics = merge_rank_metrics(per_rank)
         metrics["train/step"] = self.step + 1
+        self._warn_sampler_gap(metrics)
         if self.phases:  # -1 before the first phase
             index = phase_index(self.phases, self.step)
             metrics["train/phase"] = -1.0 if index is None else float(index)
@@ -210,6 +216,17 @@ class Trainer:
         metrics.update(algorithm_metrics(self.algorithm))
         self._log_samples(groups)
         return metrics
+
+    def _warn_sampler_gap(self, metrics: Mapping[str, float]) -> None:
+        """Warn once per run (first process) when the sampler's log-probs stray from the trainer's."""
+        gaps = {k: v for k, v in metrics.items() if k.endswith("/sampler_logp_gap") and v > self.cfg.sampler_logp_gap_warn}
+        if gaps and not self._gap_warned and self.dist.is_main:
+            self._gap_warned = True
+            warnings.warn(
+                f"Step {self.step + 1}: the sampler's log-probs differ from the trainer's by {gaps} nats per token "
+                f"(above sampler_logp_gap_warn={self.cfg.sampler_logp_gap_warn}): the replies are off-policy. "
+                "Check that the backend serves the current adapter in the trainer's dtype and LoRA scale, or set "
+                "importance_cap (e.g. 2.0) to correct for it.", RuntimeWarning, stacklevel=2)
 
     # ----------------------------------------------------------------- 1–2: rollouts
     def env_at(self, step: int) -> Any:
@@ -269,7 +286,7 @@ class Trainer:
         per minibatch (one minibatch, the whole rollout, by default), then the owned modules' steps."""
         metrics: dict[str, float] = {}
         self._poisoned = False
-        self._clip_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # clipped, tokens
+        self._reset_health_totals()
         minibatches = self.minibatches(items)
         cache: dict[tuple[str, int, int], dict[str, torch.Tensor]] = {}
         if len(minibatches) > 1:
@@ -314,8 +331,16 @@ class Trainer:
         metrics.update({f"agent/{a}/grad_norm": sum(v) / len(v) for a, v in norms.items()})
         metrics.update({f"agent/{a}/logp_mean": s / n for a, (s, n) in logp_totals.items() if n})
         metrics.update({f"agent/{a}/clip_fraction": c / n for a, (c, n) in self._clip_totals.items() if n})
+        metrics.update({f"agent/{a}/approx_kl": k / n for a, (k, n) in self._kl_totals.items() if n})
+        metrics.update({f"agent/{a}/sampler_logp_gap": g / n for a, (g, n) in self._gap_totals.items() if n})
         metrics["train/optimizer_steps"] = float(self.updates_per_rollout * len(minibatches))
         return metrics
+
+    def _reset_health_totals(self) -> None:
+        """Per agent, over one update: (tokens with an active clip, Σ k3(π_old‖π_θ), Σ |sampler − π_old|), each with its token count."""
+        self._clip_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        self._kl_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        self._gap_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
 
     def minibatches(self, items: Mapping[str, list[TrainItem]]) -> list[dict[str, list[TrainItem]]]:
         """The step's items split into minibatches of ``minibatch_size`` joint samples per process, in
@@ -412,15 +437,21 @@ class Trainer:
                 saved["old"] = logps.detach()
             if options.kl_coef > 0 and "ref" not in saved:
                 saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions, sampling)
+            sampler = _sampler_logps(micro, saved["old"])
+            if "gap" not in saved:  # once per reply: π_old is the policy the sampler should have matched
+                saved["gap"] = sampler_gap(sampler, saved["old"], mask)
+                self._gap_totals[agent] = [a + b for a, b in zip(self._gap_totals[agent], saved["gap"])]
             batch = LossBatch(
                 agent=agent, logps=logps, old_logps=saved["old"], mask=mask,
                 advantages=advantage_tensor([i.loss_advantage for i in micro], logps.shape[1], logps),
                 ref_logps=saved.get("ref"), clip_eps=options.clip_eps, kl_coef=options.kl_coef,
                 token_aggregation=options.token_aggregation, total_replies=total_replies, total_tokens=total_tokens,
                 weights=torch.tensor([i.weight for i in micro], dtype=logps.dtype, device=logps.device),
+                importance_weights=importance_weights(sampler, saved["old"], mask, self.cfg.importance_cap),
             )
             loss = self.algorithm.loss(batch)
             self._clip_totals[agent] = [a + b for a, b in zip(self._clip_totals[agent], clip_counts(batch))]
+            self._kl_totals[agent] = [a + b for a, b in zip(self._kl_totals[agent], approx_kl_sum(batch))]
             if not bool(torch.isfinite(loss.detach()).all()):
                 if self.dist.world_size == 1:
                     raise FloatingPointError(self._non_finite_message(f"The loss of agent {agent!r} is {float(loss.detach())}"))
@@ -566,12 +597,18 @@ class Trainer:
         return self._pool
 
     def close(self) -> None:
+        """Close the logs, the env pool and the backend; under a multi-process launch, end the process
+        group (call it last: no collective works after it)."""
         if self.logger is not None:
             self.logger.close()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
         getattr(self.backend, "close", lambda: None)()  # e.g. a vLLM server drops this run's adapters
+        # The last step under a launch: every rank leaves the process group before the interpreter
+        # exits (an exit with it alive aborts at random, distributed.end_process_group). So close()
+        # comes after every collective (save_final, gathering sharded weights), as the CLI calls it.
+        distributed.end_process_group(self.accelerator)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -613,6 +650,48 @@ def clip_counts(batch: Any) -> tuple[float, float]:
         advantages = batch.advantages.unsqueeze(-1) if batch.advantages.dim() == 1 else batch.advantages
         clipped = ((ratio > 1 + batch.clip_eps) & (advantages > 0)) | ((ratio < 1 - batch.clip_eps) & (advantages < 0))
         return float((clipped * batch.mask).sum()), float(batch.mask.sum())
+
+
+def approx_kl_sum(batch: Any) -> tuple[float, float]:
+    """(Σ over reply tokens of (ρ − 1) − log ρ, reply tokens), ρ = π_θ/π_old: the k3 estimate of
+    KL(π_old‖π_θ) that CleanRL and TRL log as ``approx_kl``. 0 on a first pass (ρ ≡ 1)."""
+    with torch.no_grad():
+        log_ratio = (batch.logps - batch.old_logps) * batch.mask
+        return float(((torch.exp(log_ratio) - 1 - log_ratio) * batch.mask).sum()), float(batch.mask.sum())
+
+
+def _sampler_logps(items: Sequence[TrainItem], like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """The sampler's log-probs of a micro-batch as [B, T] (0 where unknown) and which entries are known."""
+    if all(item.sampler_logps is None for item in items):
+        return None
+    values, known = torch.zeros_like(like), torch.zeros_like(like)
+    for row, item in enumerate(items):
+        if item.sampler_logps is not None:
+            values[row, : len(item.sampler_logps)] = torch.tensor(item.sampler_logps, dtype=like.dtype)
+            known[row, : len(item.sampler_logps)] = 1.0
+    return values, known
+
+
+def sampler_gap(sampler: tuple[torch.Tensor, torch.Tensor] | None, old: torch.Tensor,
+                mask: torch.Tensor) -> tuple[float, float]:
+    """(Σ |log π_sampler − log π_old| over the reply tokens the sampler reported, their count)."""
+    if sampler is None:
+        return 0.0, 0.0
+    values, known = sampler
+    known = known * mask
+    return float(((values - old).abs() * known).sum()), float(known.sum())
+
+
+def importance_weights(sampler: tuple[torch.Tensor, torch.Tensor] | None, old: torch.Tensor, mask: torch.Tensor,
+                       cap: float | None) -> torch.Tensor | None:
+    """Per token min(π_old / π_sampler, cap), 1 where the sampler gave no log-prob; ``None`` when off.
+    Truncated importance sampling (Yao et al., 2025): the rollouts came from the sampler, the loss
+    assumes π_old; capping keeps one improbable token from dominating the step."""
+    if cap is None or sampler is None:
+        return None
+    values, known = sampler
+    ratio = torch.exp((old - values) * known).clamp(max=cap)
+    return (ratio * mask + (1 - mask)).detach()
 
 
 STEP_COUNTS = ("train/groups", "train/joint_samples", "train/flat_groups", "train/groups_tests_vary",
@@ -747,10 +826,13 @@ def _item_metrics(agent: str, items: list[TrainItem]) -> dict[str, float]:
 
 
 def _train_item(agent: str, reply: Any, advantage: Advantage, sample: int = 0) -> TrainItem:
+    logps = getattr(reply, "logprobs", None)
+    logps = tuple(logps) if logps is not None and len(logps) == len(reply.completion_ids) else None
     if isinstance(advantage, tuple):  # per token: their mean stands for the reply in the metrics
         mean = float(np.mean(advantage)) if advantage else 0.0
-        return TrainItem(agent, reply.prompt_ids, reply.completion_ids, mean, sample, token_advantages=advantage)
-    return TrainItem(agent, reply.prompt_ids, reply.completion_ids, advantage, sample)
+        return TrainItem(agent, reply.prompt_ids, reply.completion_ids, mean, sample, token_advantages=advantage,
+                         sampler_logps=logps)
+    return TrainItem(agent, reply.prompt_ids, reply.completion_ids, advantage, sample, sampler_logps=logps)
 
 
 def _rescaled(items: list[TrainItem], total: float | None = None) -> list[TrainItem]:

@@ -77,6 +77,7 @@ def main() -> None:
     parser.add_argument("--critic", default=None, help="train with this actor-critic (an owned value head): mappo, iac, maac")
     parser.add_argument("--nan-on-rank", type=int, default=None, help="this rank alone has a NaN loss in step 2")
     parser.add_argument("--minibatch", type=int, default=None, help="algo_kwargs.minibatch_size, with 2 updates per rollout")
+    parser.add_argument("--turns", type=int, default=1, help="turns per episode (a solved episode ends early)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     out = Path(args.out_dir)
@@ -104,8 +105,11 @@ def main() -> None:
                       algo_kwargs={"value_lr": 0.1} if args.critic else (
                           {"minibatch_size": args.minibatch, "updates_per_rollout": 2} if args.minibatch else {}),
                       **(dict(lora_r=0, policy="separate", learning_rate=1e-2) if args.full else {}))
-    trainer = Trainer(cfg, env=CoopEnv(LetterTask()), models=(build_model(tokenizer), tokenizer),
+    trainer = Trainer(cfg, env=CoopEnv(LetterTask(), num_turns=args.turns), models=(build_model(tokenizer), tokenizer),
                       backend=ScriptedReplies if args.scripted else None)
+    depths = []  # per step: the depth of each of this rank's groups (the shape of its trees)
+    training_items = trainer.training_items
+    trainer.training_items = lambda groups: (depths.append([g.depth for g in groups]), training_items(groups))[1]
     seeds = [trainer.problem_seed(i) for i in range(args.problems)]
     initial = {key: trainer.policies.state_dict(key) for key in trainer.policies.keys}  # every rank: FSDP gathers
     if trainer.dist.is_main:
@@ -119,13 +123,14 @@ def main() -> None:
         error = str(raised)
     if error is None:
         trainer.save_final()  # every rank, as the command line does (FSDP gathers the shards)
-    trainer.close()
-    weights = {key: trainer.policies.state_dict(key) for key in trainer.policies.keys}
+    weights = {key: trainer.policies.state_dict(key) for key in trainer.policies.keys}  # FSDP gathers: before close
+    shards = shard_view(trainer)
+    trainer.close()  # the last collective: every rank leaves the process group
     sums = {key: float(sum(t.double().sum() for t in tensors.values())) for key, tensors in weights.items()}
-    view = {"rank": trainer.dist.rank, "step": trainer.step, "error": error, "world": trainer.dist.world_size, "seeds": seeds, "sums": sums,
+    view = {"depths": depths, "rank": trainer.dist.rank, "step": trainer.step, "error": error, "world": trainer.dist.world_size, "seeds": seeds, "sums": sums,
             "history": trainer.history,
             "modules": sorted({type(m).__name__ for m in trainer.policies.training_modules.values()}),
-            "shards": shard_view(trainer),
+            "shards": shards,
             "owned": {name: [type(m).__name__, [float(v) for v in torch.nn.utils.parameters_to_vector(m.parameters())]]
                       for name, m in trainer.owned_modules.items()}}
     (out / f"rank-{trainer.dist.rank}.json").write_text(json.dumps(view), encoding="utf-8")

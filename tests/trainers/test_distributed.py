@@ -91,6 +91,25 @@ def test_two_ddp_processes_equal_one_process_over_the_same_global_batch(tmp_path
 
 
 @pytest.mark.slow
+def test_two_processes_equal_one_process_for_multi_turn_trees_of_different_shapes(tmp_path):
+    """2-turn episodes that end when solved: the two ranks' problems leave trees of different shapes
+    (more or fewer turn-2 nodes), and the reply weights are taken over the global batch."""
+    two = launch(tmp_path / "two", "--scripted", "--steps", "2", "--problems", "1", "--turns", "2")
+    one = launch(tmp_path / "one", "--scripted", "--steps", "2", "--problems", "2", "--turns", "2", processes=1)
+    assert two[0]["seeds"] + two[1]["seeds"] == one[0]["seeds"]
+    shapes = [[sorted(step) for step in rank["depths"]] for rank in two]
+    assert all(1 in step for rank in shapes for step in rank)  # every tree reached turn 2 ...
+    assert shapes[0] != shapes[1]  # ... with a different number of turn-2 nodes on each rank
+    want, got = torch.load(tmp_path / "one" / "weights.pt"), torch.load(tmp_path / "two" / "weights.pt")
+    initial = torch.load(tmp_path / "one" / "initial.pt")
+    for key, tensors in want.items():
+        assert max(float((tensors[n] - initial[key][n]).abs().max()) for n in tensors) > 1e-2
+    _assert_same_weights(got, want, rtol=1e-3, atol=1e-4)
+    for mine, theirs in zip(two[0]["history"], one[0]["history"]):
+        assert mine["agent/helper/grad_norm"] == pytest.approx(theirs["agent/helper/grad_norm"], rel=1e-4)
+
+
+@pytest.mark.slow
 def test_a_resumed_two_process_run_continues_exactly(tmp_path):
     straight = launch(tmp_path / "straight", "--steps", "3")
     assert straight[0]["seeds"] != straight[1]["seeds"]

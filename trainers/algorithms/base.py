@@ -63,6 +63,9 @@ class LossBatch:
     """Shape [B]: each reply's weight in the step's loss (they sum to 1 over the step). The trainer
     weighs every turn of a multi-turn tree equally (:func:`trainers.trainer.reply_weights`);
     ``None`` means 1 / ``total_replies`` for every reply."""
+    importance_weights: torch.Tensor | None = None
+    """Shape [B, T]: truncated importance weights min(π_old / π_sampler, cap) per reply token (detached),
+    when the trainer corrects for a sampler that is not the trained model (``importance_cap``)."""
 
 
 @runtime_checkable
@@ -333,8 +336,12 @@ def kl_to_reference(batch: LossBatch) -> torch.Tensor:
 
 
 def policy_gradient_loss(batch: LossBatch) -> torch.Tensor:
-    """−(clipped surrogate − β·KL), aggregated: the loss MAGRPO, GRPO and MAREINFORCE share."""
+    """−(clipped surrogate − β·KL), aggregated: the loss MAGRPO, GRPO and MAREINFORCE share. With
+    ``importance_weights`` the surrogate of each token is weighted by them (truncated importance
+    sampling, as TRL's and MARTI's vLLM correction; the KL term is not)."""
     objective = clipped_surrogate(batch)
+    if batch.importance_weights is not None:
+        objective = objective * batch.importance_weights
     if batch.kl_coef > 0:
         objective = objective - batch.kl_coef * kl_to_reference(batch)
     return -aggregate(objective, batch)
