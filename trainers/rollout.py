@@ -16,7 +16,13 @@ is not expanded further.
 A solved state is absorbing: a joint sample that solves the task and ends before the env's last turn
 (``env.num_turns``) keeps paying its reward for every turn it skipped, discounted as if the episode
 had continued. Without this, ending early forfeits the later turns' rewards, and a sample solved at
-turn 1 (R = r) would score below a near miss fixed at turn 2 (R = r' + γ·r).
+turn 1 (R = r) would score below a near miss fixed at turn 2 (R = r' + γ·r). A sample cut by early
+stopping is treated the same way (solved or not): its branch is taken to stay where it was cut, so
+the return is a sum of per-turn rewards over every turn of the episode, and a branch that earns at
+least as much at every counted turn (a cut branch counting its last reward for the turns it skips)
+never gets a lower return, whatever the threshold. What this cannot see: a cut branch that would
+have improved later is valued at its reward at the cut; with a threshold at the maximum reward (the
+presets') nothing can improve.
 
 All acting agents at a node are those in ``env.agents`` whose ``infos[agent].get("active", True)``: in
 a sequential protocol only one agent acts per step, and the tree branches at each step.
@@ -28,8 +34,10 @@ reward modes do), else the mean of the agents' rewards (equal to each of them un
 
 An algorithm whose baseline is the greedy joint reply (ReMax) gets it through ``greedy_sampler``: each
 expanded node then also samples one greedy reply per acting agent, steps it on its own env copy in the
-same parallel batch as the group, and keeps it as ``Node.greedy`` / ``Group.greedy`` (never expanded,
-never trained on).
+same parallel batch as the group, and keeps it as ``Node.greedy`` / ``Group.greedy`` (never expanded
+into a group, never trained on). In the sequential protocol, where a turn pays only with its last
+agent's step, the greedy reply of an earlier agent is continued greedily (the next agents' greedy
+replies, one batched call per level) to the end of its turn; its return then holds the turn's reward.
 """
 
 from __future__ import annotations
@@ -157,7 +165,7 @@ def compute_returns(node: Node, gamma: float) -> float:
         else:
             _leaf_returns(sample, gamma)
     if node.greedy is not None:
-        _leaf_returns(node.greedy, gamma)
+        _greedy_returns(node.greedy, gamma)
     return float(np.mean([s.return_ for s in node.samples])) if node.samples else 0.0
 
 
@@ -255,8 +263,9 @@ def expand(
     branches = [copy.deepcopy(node.env) for node, _ in jobs + greedy_jobs]
     actions = [{a: c.text for a, c in sample.replies.items()} for _, sample in jobs + greedy_jobs]
     results = step_many(branches, actions, executor=pool)  # one sandbox batch for all coding copies
-    for (node, sample), (_, rewards, _, _, infos) in zip(greedy_jobs, results[len(jobs):]):
-        _record(sample, rewards, infos, node)
+    greedy_steps = zip(greedy_jobs, branches[len(jobs):], results[len(jobs):])
+    chains = [_greedy_step(node, sample, branch, result) for (node, sample), branch, result in greedy_steps]
+    _finish_greedy_turns([c for c in chains if c is not None], greedy_sampler, pool)
     children = []
     for (node, sample), branch, (observations, rewards, terms, truncs, infos) in zip(jobs, branches, results):
         _record(sample, rewards, infos, node)
@@ -281,6 +290,47 @@ def _greedy_jobs(nodes: Sequence[Node], requests: Sequence[tuple[str, str]],
     return jobs
 
 
+def _greedy_step(node: Node, sample: JointSample, branch: Any, result: tuple) -> Node | None:
+    """Record a stepped greedy reply; the node from which its turn goes on, when the turn has not
+    ended (sequential protocol: a turn pays only with its last agent's step)."""
+    observations, rewards, terms, truncs, infos = result
+    _record(sample, rewards, infos, node)
+    done = not branch.agents or all(terms.get(a, False) or truncs.get(a, False) for a in terms)
+    if done or (node.depth + 1) % node.levels_per_turn == 0:
+        return None
+    sample.child = _node(branch, observations, infos, depth=node.depth + 1, parent=node)
+    return sample.child if sample.child.acting else None
+
+
+def _finish_greedy_turns(chains: list[Node], greedy_sampler: Sampler | None, pool: ThreadPoolExecutor) -> None:
+    """Continue each greedy reply greedily to the end of its turn (one batched greedy call and one
+    parallel env step per level), so that the baseline of an agent that is not the turn's last holds
+    the turn's reward, not the 0 of a step in mid-turn. Each link is ``child.samples[0]``."""
+    while chains and greedy_sampler is not None:
+        requests = [(agent, node.observations[agent]) for node in chains for agent in node.acting]
+        greedy = iter(greedy_sampler(requests, 1))
+        for node in chains:
+            replies = {agent: next(greedy)[0] for agent in node.acting}
+            node.samples.append(JointSample(replies=replies, observations=dict(node.observations)))
+        actions = [{a: c.text for a, c in node.samples[0].replies.items()} for node in chains]
+        results = step_many([node.env for node in chains], actions, executor=pool)  # the chain's own env
+        steps = [_greedy_step(node, node.samples[0], node.env, result) for node, result in zip(chains, results)]
+        chains = [node for node in steps if node is not None]
+
+
+def _greedy_returns(sample: JointSample, gamma: float) -> None:
+    """A greedy reply's return: its reward, plus gamma times the return of its greedy continuation to
+    the turn's end (if any), plus the solved-state rule at the end."""
+    link = sample.child.samples[0] if sample.child is not None and sample.child.samples else None
+    if link is None:
+        _leaf_returns(sample, gamma)
+        return
+    _greedy_returns(link, gamma)
+    sample.return_ = sample.reward + gamma * link.return_
+    sample.agent_returns = {agent: reward + gamma * link.agent_returns.get(agent, link.return_)
+                            for agent, reward in sample.agent_rewards.items()}
+
+
 def _record(sample: JointSample, rewards: Mapping[str, float], infos: Mapping[str, Mapping], node: Node) -> None:
     sample.agent_rewards = {agent: float(value) for agent, value in rewards.items()}
     sample.infos = {agent: dict(info) for agent, info in infos.items()}
@@ -288,11 +338,19 @@ def _record(sample: JointSample, rewards: Mapping[str, float], infos: Mapping[st
     sample.reward = joint_reward(rewards, info)
     sample.components = {k: float(v) for k, v in dict(info.get("reward_components", {})).items()}
     sample.solved = bool(info.get("solved", False))
-    turn = info.get("turn")
-    if sample.solved and node.horizon is not None and isinstance(turn, int):
+    if sample.solved:
+        _absorb(sample, node)
+    sample.tests_passed = tests_share(info)
+
+
+def _absorb(sample: JointSample, node: Node) -> None:
+    """Make ``sample`` absorbing: its episode stops here (solved, or cut by early stopping) and its
+    return pays its reward again for each turn the episode had left (``env.num_turns`` minus the
+    turn in ``infos``). Envs that do not say their number of turns get nothing for skipped turns."""
+    turn = next(iter(sample.infos.values()), {}).get("turn")
+    if node.horizon is not None and isinstance(turn, int):
         sample.skipped_turns = max(node.horizon - turn, 0)
         sample.levels_per_turn = node.levels_per_turn
-    sample.tests_passed = tests_share(info)
 
 
 def tests_share(info: Mapping[str, Any]) -> float | None:
@@ -339,6 +397,8 @@ def _next_frontier(expanded: Sequence[Node], early_stop_reward: float | None) ->
     for node in expanded:
         if not should_expand(node, early_stop_reward):
             for sample in node.samples:
+                if sample.child is not None:  # cut here, not ended by the env: absorbing, like a solved one
+                    _absorb(sample, node)
                 sample.child = None  # the branch ends here: its samples count as leaves
             continue
         frontier.extend(s.child for s in node.samples if s.child is not None and s.child.acting)

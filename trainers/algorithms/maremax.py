@@ -6,9 +6,13 @@ joint reply on its own env copy (``needs_greedy_baseline``); its return is the b
     A_g,i = R_g,i − R_greedy,i
 
 R_g,i is agent i's own return (``Group.agent_returns``; the joint return under the default joint
-reward). The greedy reply is never expanded: its return is its reward (plus the solved-state rule of
-:func:`trainers.rollout.compute_returns`), so in multi-turn trees the baseline omits the later turns
-that the sampled returns include. Cost: one extra batched greedy generation and env step per node.
+reward). The greedy reply is rolled out to the end of its turn and no further: its return is the
+turn's reward (plus the solved-state rule of :func:`trainers.rollout.compute_returns`), so in
+multi-turn trees the baseline omits the later turns that the sampled returns include. In the
+sequential protocol (one agent per step, the turn paid at its last step) the greedy reply of agent
+j is followed by the greedy replies of the turn's later agents, so the baseline is
+gamma^(L−1−j) times the greedy turn's reward, not 0. Cost: one extra batched greedy generation and
+env step per node (per level to the turn's end in the sequential protocol).
 """
 
 from __future__ import annotations
