@@ -82,11 +82,11 @@ def test_each_agent_rows_carry_its_own_lora_request_in_one_call(tmp_path, tiny_m
 
 
 def test_engine_options_and_sampling_params_are_mapped(tmp_path, tiny_models, fake_vllm):
-    backend = VLLMBackend(_policies(tmp_path, tiny_models), gpu_memory_fraction=0.45, max_loras=3, dtype="float32")
+    backend = VLLMBackend(_policies(tmp_path, tiny_models), gpu_memory_fraction=0.45, max_loras=3, dtype="float16")
     llm = backend.engine.llm
     assert llm.model == "tiny-base"
     assert llm.options == {
-        "dtype": "float32", "enable_lora": True, "max_loras": 3, "max_lora_rank": 8, "gpu_memory_utilization": 0.45,
+        "dtype": "float16", "enable_lora": True, "max_loras": 3, "max_lora_rank": 8, "gpu_memory_utilization": 0.45,
         "logprobs_mode": "processed_logprobs",
     }  # lora_r=4 rounds up to vLLM's smallest rank above it
     backend.generate(_requests(n=2))

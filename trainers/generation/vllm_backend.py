@@ -14,20 +14,31 @@ removed. Full fine-tuning has no adapter to refresh and is refused (``backend: t
 
 The per-token log-probabilities come from vLLM after temperature and top-p (``processed_logprobs``),
 the distribution :mod:`trainers.generation.distribution` describes; the loss still rescores every
-reply with the trained model, so they serve as a check, not as the training signal.
+reply with the trained model, so they serve as a check (``agent/<name>/sampler_logp_gap``, which
+warns above ``sampler_logp_gap_warn``) and, with ``importance_cap``, as the denominator of truncated
+importance weights. Each request carries its own ``seed`` (drawn from torch's per-rank generator).
+LoRA runs in bfloat16 or float16 (float32 is mapped to bfloat16 with a warning); colocated engines
+are refused in multi-process launches (:func:`check_one_engine_per_process`).
+
+What has not run on a GPU (tested on the CPU with vLLM's objects replaced at the import line only):
+the dtype vLLM accepts with LoRA, the per-request seed, the size of the log-prob gap.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 import shutil
 import tempfile
 import uuid
+import warnings
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
+
+import torch
 
 from trainers.config import SamplingConfig
 from trainers.generation.base import VLLM_CODE_STOP, Completion, GenerationRequest, cut_reply
@@ -54,6 +65,9 @@ class Job:
     prompt_ids: tuple[int, ...]
     num_samples: int
     sampling: SamplingConfig
+    seed: int | None = None
+    """vLLM's per-request ``seed``: the request's samples are then a function of it alone, whatever else
+    the engine batches with them."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +97,8 @@ class VLLMBackend:
     ) -> None:
         self.policies = policies
         base = served_base_model(policies, model)
+        dtype = lora_dtype(dtype)
+        check_one_engine_per_process(mode)
         if len(policies.keys) > max_loras:
             raise ValueError(f"{len(policies.keys)} adapters are trained but vllm_max_loras={max_loras}: "
                              f"raise vllm_max_loras so one batch can hold every agent's adapter.")
@@ -121,9 +137,11 @@ class VLLMBackend:
     def generate(self, requests: Sequence[GenerationRequest]) -> list[list[Completion]]:
         if not requests:
             return []
+        base = request_seed_base()
         jobs = [
-            Job(self.served(r.agent), self.policies.prompt_ids(r.agent, r.observation), r.num_samples, r.sampling)
-            for r in requests
+            Job(self.served(r.agent), self.policies.prompt_ids(r.agent, r.observation), r.num_samples, r.sampling,
+                seed=(base + index) % SEED_RANGE)
+            for index, r in enumerate(requests)
         ]
         outputs = self.engine.generate(jobs)
         if len(outputs) != len(jobs):
@@ -148,6 +166,45 @@ class VLLMBackend:
         self._served.clear()
         self.engine.close()
         self._cleanup()
+
+
+SEED_RANGE = 2**31 - 1
+LORA_DTYPES = ("bfloat16", "float16")
+"""The dtypes vLLM's LoRA kernels run in (its ``--lora-dtype`` offers no float32; float32 fails in the kernels)."""
+
+
+def lora_dtype(dtype: str) -> str:
+    """The engine's dtype: ``float32`` (the trainer's CPU default) becomes ``bfloat16``, with a warning,
+    since vLLM's LoRA kernels do not run in float32. The trainer still scores in ``train_dtype``; the
+    difference shows in ``agent/<name>/sampler_logp_gap``."""
+    if dtype in LORA_DTYPES:
+        return dtype
+    if dtype == "float32":
+        warnings.warn("backend=vllm: vLLM's LoRA kernels do not run in float32, so the engine runs in bfloat16 "
+                      "(set generation_dtype=bfloat16 to say so; agent/<name>/sampler_logp_gap shows the "
+                      "difference to the trainer's log-probs).", UserWarning, stacklevel=3)
+        return "bfloat16"
+    raise ValueError(f"backend=vllm runs LoRA in {' or '.join(LORA_DTYPES)}, not {dtype!r}: set generation_dtype.")
+
+
+def check_one_engine_per_process(mode: str) -> None:
+    """Refuse colocated engines in a multi-process launch: each ``vllm.LLM`` would take GPU 0 and start
+    inside Accelerate's process group; vLLM's supported way (its ``external_launcher`` executor, one
+    engine per rank on its own device) has not run here on GPUs yet."""
+    processes = int(os.environ.get("WORLD_SIZE", "1"))
+    if mode == "colocate" and processes > 1:
+        raise NotImplementedError(
+            f"backend=vllm with vllm_mode=colocate runs in one process only (this launch has {processes}): "
+            "start `vllm serve --enable-lora` and use vllm_mode=server with vllm_url (every process sends its "
+            "requests there), or train in one process (docs/generation.md)."
+        )
+
+
+def request_seed_base() -> int:
+    """A base for the seeds of one ``generate`` call, drawn from torch's generator: each process has
+    its own (the trainer seeds it per rank) and checkpoints restore it, so a resumed run asks vLLM for
+    the same samples as an uninterrupted one."""
+    return int(torch.randint(0, SEED_RANGE, ()).item())
 
 
 def served_base_model(policies: Policies, name: str | None = None) -> str:

@@ -52,6 +52,7 @@ class ColocatedEngine:
             n=job.num_samples, temperature=sampling.temperature, top_p=sampling.top_p,
             max_tokens=sampling.max_new_tokens, **stop_parameters(sampling),
             logprobs=0,  # the sampled token's log-probability only
+            seed=job.seed,
         )
 
     def close(self) -> None:

@@ -111,6 +111,7 @@ def completion_body(job: Job) -> dict[str, Any]:
         **stop_parameters(sampling),
         "logprobs": 0,  # the sampled token's log-probability only
         "return_tokens_as_token_ids": True,
+        **({"seed": job.seed} if job.seed is not None else {}),
     }
 
 
