@@ -127,13 +127,11 @@ def _completion(
 ) -> Completion:
     """Keep the tokens up to and including the first end-of-sequence token; decode; cut at stop strings
     and (``stop_after_code``) after the closing code fence."""
+    # decode() returns each row's own tokens only (a finished row gets no padding), so nothing is
+    # stripped here: a pad id at the end is a token the policy sampled, and its log-prob is in ``logprobs``.
     end = next((i + 1 for i, t in enumerate(tokens) if t in eos_ids), None)
     kept = tokens[:end] if end is not None else list(tokens)
     stops = bool(sampling.stop) or sampling.stop_after_code
-    if end is None and stops:
-        # A row stopped early is padded to the batch's length afterwards: drop the padding.
-        while kept and kept[-1] == pad_token_id(tokenizer):
-            kept.pop()
     decoded = tokenizer.decode(kept, skip_special_tokens=True)
     text = cut_reply(decoded, sampling.stop, sampling.stop_after_code)
     stopped = end is None and stops and _stopped_early(decoded, sampling)
