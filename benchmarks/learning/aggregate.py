@@ -98,10 +98,18 @@ def curves(runs: Sequence[Run], task_ids: list[str], resamples: int) -> dict[str
     return result
 
 
+def same_team(reference: Sequence[Run], other: Sequence[Run]) -> bool:
+    """Whether both algorithms' runs field the same recorded team (two pairs, or two single agents)."""
+    teams = {run.team for run in (*reference, *other)}
+    return len(teams) == 1 and None not in teams
+
+
 def compare(reference: Sequence[Run], other: Sequence[Run], task_ids: list[str], resamples: int) -> dict[str, Any]:
-    """``reference - other`` after training, per comparable metric (``None`` where either lacks it)."""
+    """``reference - other`` after training, per comparable metric (``None`` where either lacks it):
+    the rates for any two teams, every metric for two algorithms of the same team (rewards on one
+    scale, a helper on both sides)."""
     result = {}
-    for metric in COMPARABLE:
+    for metric in METRICS if same_team(reference, other) else COMPARABLE:
         a, b = matrix(reference, "after", metric, task_ids), matrix(other, "after", metric, task_ids)
         result[metric] = None if a is None or b is None else bootstrap.difference(a, b, resamples).as_dict()
     return result

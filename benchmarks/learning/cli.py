@@ -4,6 +4,9 @@
     llm-coop bench coop_humaneval-v0 --algos magrpo,grpo --seeds 0 1 2 --steps 30
     llm-coop bench --algos magrpo,marloo,mypkg.my_algo:MyAlgo   # any registered name or module:Class
     llm-coop bench --report-only                     # rebuild the report from the run folders
+
+Runs go to ``runs/bench/<env>/`` and the report to ``runs/bench/<env>/results/``; a table committed
+under ``benchmarks/results/`` is regenerated only by naming it: ``--out benchmarks/results/learning/<env>``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ from benchmarks.learning.plan import (
 from benchmarks.machine import uptime
 
 META_FILE = "bench.json"
+RESULTS_FOLDER = "results"
+"""The report's folder inside the runs folder, unless ``--out`` names another."""
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+COMMITTED_RESULTS = "benchmarks/results"
+"""Tables kept in the repository: written only when ``--out`` names them (``check_out``)."""
 # Settings that must match for a runs folder to be resumed: anything else would mix two experiments.
 # Algorithms and seeds may be added: their runs get the same budget as the runs already there.
 SAME_EXPERIMENT = ("env", "budget", "overrides")
@@ -39,13 +47,16 @@ def bench_command(argv: Sequence[str]) -> int:
     """
     args = _parser().parse_args(list(argv))
     runs_dir = Path(args.runs_dir or f"runs/bench/{args.env}")
-    out = Path(args.out or f"benchmarks/results/learning/{args.env}")
+    out = Path(args.out) if args.out else runs_dir / RESULTS_FOLDER
     try:
+        check_out(out, named=args.out is not None)
         meta = _load_meta(runs_dir) if args.report_only else _start(args, argv, runs_dir)
     except ValueError as error:
         print(f"llm-coop bench: {error}", file=sys.stderr)
         return 2
     if not args.report_only:
+        if not args.quiet:
+            print(plan_summary(meta, runs_dir, out), file=sys.stderr)
         _train(meta, runs_dir, args)
     from benchmarks.learning.recompute import export_records, recompute
     from benchmarks.learning.report import results_table
@@ -64,6 +75,58 @@ def bench_command(argv: Sequence[str]) -> int:
         print(results_table(summary, Budget.from_dict(meta["budget"]), teams_of(meta)))
         print("Wrote " + ", ".join(str(p) for p in paths.values()))
     return 0 if all(run.ok for run in runs) else 1
+
+
+# Rough rates on a 2-core CPU with the default model (docs/results.md): one MAGRPO step of G=4 joint
+# samples of 256 tokens takes ~16.5 s; greedy held-out episodes decode ~94 tokens/s over a batch of rows.
+CPU_STEP_S_PER_SAMPLE_TOKEN = 16.5 / (4 * 256)
+CPU_EVAL_TOKENS_PER_S = 94
+CPU_LOAD_S = 20  # starting a process and loading the model, per training and per evaluation
+
+
+def estimate_run_s(budget: Budget) -> float:
+    """Seconds one run takes on a 2-core CPU with the default model, roughly: training steps,
+    evaluations (one per ``eval_every`` steps and the last), and two process starts."""
+    training = budget.steps * budget.problems_per_step * budget.group_size * budget.sample_tokens * CPU_STEP_S_PER_SAMPLE_TOKEN
+    evaluations = budget.steps // budget.eval_every + 1
+    evaluating = evaluations * budget.eval_problems * budget.sample_tokens / CPU_EVAL_TOKENS_PER_S
+    return training + evaluating + 2 * CPU_LOAD_S
+
+
+def plan_summary(meta: dict[str, Any], runs_dir: Path, out: Path) -> str:
+    """What the bench is about to do, before minutes of training: the runs, their budget, a time
+    estimate, and where each run's log and the report go."""
+    from benchmarks.learning.runner import is_finished
+
+    budget = Budget.from_dict(meta["budget"])
+    specs = plan(meta["algorithms"], meta["seeds"])
+    todo = [spec for spec in specs if not is_finished(runs_dir, spec)]
+    minutes = len(todo) * estimate_run_s(budget) / 60
+    done = f"; {len(specs) - len(todo)} finished before are kept" if len(todo) < len(specs) else ""
+    steps = ", ".join(str(step) for step in range(0, budget.steps, budget.eval_every)) + f", {budget.steps}"
+    return "\n".join([
+        f"Plan: {len(specs)} runs ({', '.join(meta['algorithms'])} x seeds {', '.join(map(str, meta['seeds']))}) on "
+        f"{meta['env']}, one after another{done}.",
+        f"Each run: {budget.steps} steps x {budget.problems_per_step} problem(s) x G={budget.group_size} joint samples of "
+        f"up to {budget.sample_tokens} tokens; held-out evaluation of {budget.eval_problems} problems at steps {steps}.",
+        f"Estimated time: about {minutes:.0f} min for {len(todo)} run(s) on a 2-core CPU with the default model "
+        "(rough; a GPU is much faster).",
+        f"Logs: {runs_dir}/<run>.log (e.g. {runs_dir / (specs[0].name + '.log')}); report: {out}/results.md.",
+    ])
+
+
+def check_out(out: Path, *, named: bool) -> None:
+    """The report goes into the committed results (``benchmarks/results/``) only when ``--out`` names
+    that folder on this command: a default never replaces a table someone else compares against."""
+    if not named and is_committed_results(out):
+        raise ValueError(f"{out} is inside the committed results ({COMMITTED_RESULTS}/): name it with --out "
+                         "to write the table there, or use another --runs-dir")
+
+
+def is_committed_results(folder: Path) -> bool:
+    """Whether ``folder`` lies in this project's committed results folder."""
+    committed = (PROJECT_ROOT / COMMITTED_RESULTS).resolve()
+    return folder.resolve() == committed or committed in folder.resolve().parents
 
 
 def collect_runs(meta: dict[str, Any], runs_dir: Path):
@@ -105,10 +168,27 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
     }
     _check_resumable(meta, runs_dir)
     meta["teams"] = check_algorithms(meta["algorithms"])
+    meta["algorithm_records"] = algorithm_records(meta["algorithms"], meta["overrides"])
     # Every invocation that trained is kept, with the machine's load around it: a resumed benchmark
     # ran in several sessions, under whatever load each one had.
     meta["sessions"].append({"command": "llm-coop bench " + shlex.join(list(argv)), "uptime_start": uptime()})
     return meta
+
+
+def algorithm_records(algorithms: Sequence[str], overrides: Sequence[str]) -> dict[str, Any]:
+    """Each algorithm by the import path of its class and its options (the ``--set algo_kwargs...`` every
+    run gets), as each run's own provenance records it."""
+    from trainers.config import ConfigError, load_config
+    from trainers.provenance import algorithm_record
+
+    records = {}
+    for algo in algorithms:
+        try:
+            cfg = load_config(overrides=list(overrides), algo=algo)
+        except ConfigError as error:
+            raise ValueError(f"--set: {error}") from None
+        records[algo] = algorithm_record(cfg)
+    return records
 
 
 def _train(meta: dict[str, Any], runs_dir: Path, args: argparse.Namespace) -> None:
@@ -238,7 +318,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default=defaults.model, help=f"'default' ({describe_model('default')}), a Hub id or a path")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra trainer override for every run")
     parser.add_argument("--runs-dir", help="trainer run folders (default runs/bench/<env>)")
-    parser.add_argument("--out", help="results folder (default benchmarks/results/learning/<env>)")
+    parser.add_argument("--out", help="results folder (default <runs-dir>/results); a committed table under "
+                        "benchmarks/results/ is written only when --out names it")
     parser.add_argument("--docs-images", metavar="DIR", help="also copy curves.png to DIR/learning_<env>_curves.png (e.g. docs/images)")
     parser.add_argument("--report-only", action="store_true", help="do not train; rebuild the report from the run folders")
     parser.add_argument("--timeout-min", type=float, default=None, help="stop a run after this many minutes (it is reported failed)")

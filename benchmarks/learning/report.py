@@ -12,6 +12,7 @@ from benchmarks.learning.plan import Budget, teams_of
 
 LABELS = {"magrpo": "MAGRPO (two agents)", "grpo": "GRPO (single agent)"}
 UNTRAINED = {"pair": "untrained pair", "single": "untrained single agent"}
+TEAM_WORDS = {"pair": "a pair", "single": "a single agent"}
 COLUMNS = (("pass_rate", "held-out pass rate"), ("acc", "acc (tests passed)"), ("reward", "mean reward"),
            ("coop_rate", "coop rate"), ("helper_call_rate", "main calls helper"))
 
@@ -132,11 +133,37 @@ def changes_table(summary: Mapping[str, Any], teams: Mapping[str, str]) -> str:
     for algo, result in summary["algorithms"].items():
         cells = [_cell(metric, (result["metrics"].get(metric) or {}).get("change"), signed=True) for metric, _ in shown]
         lines.append(f"| {label(algo)}: after − {UNTRAINED[teams[algo]]} (paired) | " + " | ".join(cells) + " |")
+    notes: dict[str, str] = {}  # why a cell is not comparable -> its mark, (a), (b), ...
     for name, result in summary["comparisons"].items():
         a, b = name.split(" - ")
-        cells = [_cell(metric, result.get(metric), signed=True) if metric in result else "not comparable" for metric, _ in shown]
+        cells = []
+        for metric, title in shown:
+            if metric in result:
+                cells.append(_cell(metric, result.get(metric), signed=True))
+                continue
+            reason = (f"{title}: {label(a)} is {TEAM_WORDS.get(teams.get(a), 'a team')}, {label(b)} "
+                      f"{TEAM_WORDS.get(teams.get(b), 'a team')}; {why_not_comparable(metric, teams.get(a), teams.get(b))}")
+            cells.append(f"not comparable ({notes.setdefault(reason, chr(ord('a') + len(notes)))})")
         lines.append(f"| {label(a)} − {label(b)}, after | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    table = "\n".join(lines)
+    return table + "".join(f"\n\n({mark}) {reason}." for reason, mark in notes.items()) if notes else table
+
+
+ACROSS_TEAMS = {
+    "reward": "a pair's reward and a single agent's are on different scales (the pair's also pays for "
+              "writing and calling a helper), so only the rates compare across teams",
+    "coop_rate": "only a pair has a helper to cooperate with",
+    "helper_call_rate": "only a pair has a helper to call",
+}
+"""Why a metric does not compare between a pair and a single agent."""
+
+
+def why_not_comparable(metric: str, team_a: str | None, team_b: str | None) -> str:
+    """Why a metric of two algorithms is not compared: their teams differ, or (two algorithms of the
+    same team) the records do not say which team each run fielded, as records of an older bench."""
+    if team_a != team_b:
+        return ACROSS_TEAMS.get(metric, "the teams differ")
+    return "the per-problem records do not name each run's team (an older bench wrote them); run the bench again to compare"
 
 
 def components_table(summary: Mapping[str, Any]) -> str:
