@@ -156,18 +156,57 @@ def _summary(name: str, target: str) -> tuple[str, list[str]]:
 
 
 def _list_envs(verbose: bool) -> int:
+    """Every registered id, deprecated ones marked with the id to use; ``verbose`` adds agents and
+    sizes, or why an env cannot be made here (the ways to give a dataset are said once, at the end)."""
+    import llm_coop_envs
+    from llm_coop_envs.data.loading import DataNotFoundError
+
+    ids = llm_coop_envs.registered_ids()
+    no_data = False
+    for env_id in ids:
+        env, error, deprecated = _try_make(env_id)
+        mark = f"  (deprecated: use {_newest(env_id, ids)})" if deprecated else ""
+        if not verbose:
+            print(env_id + mark)
+        elif env is not None:
+            print(f"{env_id:<20} agents={','.join(env.possible_agents):<20} problems={len(env.task)}{mark}")
+        else:  # a missing dataset should not hide the other envs
+            no_data = no_data or isinstance(error, DataNotFoundError)
+            print(f"{env_id:<20} (cannot be made here: {_first_sentence(error)}){mark}")
+    if no_data:
+        print("\nAn env without its dataset here gets it in one of these ways: run it once with internet (the "
+              "Hugging Face Hub dataset is downloaded and cached), set LLM_COOP_DATA_DIR to a folder of the "
+              "dataset files, or pass data_path='rows.jsonl' to make(); docs/envs/index.md names each file.")
+    return 0
+
+
+def _try_make(env_id: str) -> tuple[object | None, Exception | None, bool]:
+    """The env (or the error that stopped it) and whether making it warned that it is deprecated."""
+    import warnings
+
     import llm_coop_envs
 
-    for env_id in llm_coop_envs.registered_ids():
-        if not verbose:
-            print(env_id)
-            continue
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            env = llm_coop_envs.make(env_id)
-            print(f"{env_id:<20} agents={','.join(env.possible_agents):<20} problems={len(env.task)}")
-        except Exception as error:  # a missing dataset should not hide the other envs
-            print(f"{env_id:<20} (cannot be made here: {error})")
-    return 0
+            env, error = llm_coop_envs.make(env_id), None
+        except Exception as failure:  # noqa: BLE001 - listed, not raised: the other envs still show
+            env, error = None, failure
+    deprecated = any(issubclass(w.category, (FutureWarning, DeprecationWarning)) for w in caught)
+    return env, error, deprecated
+
+
+def _newest(env_id: str, ids: list[str]) -> str:
+    """The highest version registered under ``env_id``'s name."""
+    name = env_id.rsplit("-v", 1)[0]
+    versions = [other for other in ids if other.rsplit("-v", 1)[0] == name]
+    return max(versions, key=lambda other: int(other.rsplit("-v", 1)[1]))
+
+
+def _first_sentence(error: Exception | None) -> str:
+    """The error's first line, without the list of fixes that follows it."""
+    line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return line.split(" Give it data in one of these ways")[0].rstrip(".:")
 
 
 if __name__ == "__main__":

@@ -67,8 +67,8 @@ class ModelUnavailable(OSError):
 def resolve_model(name_or_path: str, *, pull: bool = True) -> str:
     """Map ``"default"`` (and the SmolLM2 names) to the cached folder, pulling it first if needed;
     a local path is returned unchanged; a Hub id too, or its cached snapshot folder when the Hub
-    cannot be reached (so ``from_pretrained`` loads it without waiting on the network).
-    :class:`ModelUnavailable` when a Hub id is neither reachable nor cached."""
+    cannot be reached (so ``from_pretrained`` loads it without waiting on the network). The commands
+    call :func:`check_model_available` first, which refuses an id that is neither reachable nor cached."""
     if name_or_path in DEFAULT_MODEL_ALIASES:
         path = default_model_path()
         if not is_pulled(path):
@@ -76,7 +76,10 @@ def resolve_model(name_or_path: str, *, pull: bool = True) -> str:
                 raise FileNotFoundError(f"The default model is not in {path}: run `llm-coop pull-model` first.")
             pull_model()
         return str(path)
-    return check_model_available(name_or_path)
+    try:
+        return check_model_available(name_or_path)
+    except ModelUnavailable:
+        return name_or_path  # from_pretrained says what is missing
 
 
 def check_model_available(name_or_path: str) -> str:

@@ -89,6 +89,12 @@ def algorithm_record(cfg: Any, algorithm: Any = None) -> dict[str, Any]:
     return record
 
 
+def _without_folders(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with an absolute path (a data file of this machine) cut to its file name."""
+    return {key: Path(value).name if isinstance(value, str) and value.startswith(("/", "~")) else value
+            for key, value in kwargs.items()}
+
+
 def versions() -> dict[str, str | None]:
     """The installed versions of the packages a result depends on (``None``: not installed)."""
     import platform
@@ -157,7 +163,53 @@ def write_provenance(folder: str | Path, record: Mapping[str, Any]) -> Path:
         config = json.loads(config_path.read_text(encoding="utf-8"))
         config["base_model_name_or_path"] = base["id"] if isinstance(base, Mapping) else str(base)
         config_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        # peft's card is an empty template that names the base by its local path: write a filled one
+        (config_path.parent / "README.md").write_text(model_card(agent, base, record), encoding="utf-8")
     return path
+
+
+def model_card(agent: str, base: Any, record: Mapping[str, Any]) -> str:
+    """The adapter's model card: what trained it, on what, from which base, and the line that loads
+    it. It names no path of the machine that trained it (a local base is named by its weights' hash)."""
+    base = base if isinstance(base, Mapping) else {"id": str(base), "label": str(base)}
+    base_id, local = str(base.get("id", "")), "weights_sha256" in base
+    hub = not local and not base_id.startswith("pypi:")
+    shown = f"a local model folder (weights sha256 {base['weights_sha256']})" if local else f"`{base_id}`"
+    algorithm = record.get("algorithm", {}).get("import_path", "unknown")
+    env = record.get("env", {})
+    header = ["---", "library_name: peft", *([f"base_model: {base_id}"] if hub else []),
+              "tags: [llm-coop-envs, lora, multi-agent]", "---", ""]
+    base_ref = "path/to/the/base/folder" if local else base_id
+    loader = (f'AutoPeftModelForCausalLM.from_pretrained("{agent}")' if hub else
+              f'PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(resolve_model("{base_ref}")), "{agent}")')
+    imports = ("from peft import AutoPeftModelForCausalLM" if hub else "from peft import PeftModel\n"
+               "from transformers import AutoModelForCausalLM\nfrom trainers.model_cache import resolve_model")
+    body = [
+        f"# LoRA adapter of the `{agent}` agent",
+        "",
+        f"Trained with llm-coop-envs {record.get('package_version', '?')} by `{algorithm}` on `{env.get('id', '?')}` "
+        f"(make arguments {json.dumps(_without_folders(env.get('kwargs', {})))}). "
+        f"Base model: {shown if local else base.get('label', base_id) + ', ' + shown}.",
+        "",
+        "## Load",
+        "",
+        "```python",
+        imports,
+        "",
+        f"model = {loader}",
+        "```",
+        "",
+        ("The base is a Hub model: peft resolves it from `adapter_config.json`." if hub else
+         f"`{base_id}` is this project's id of its packaged base build, not a Hub id: `resolve_model` turns it "
+         "into the cached build (fetched on first use), so peft loads the adapter on the weights it was trained on."
+         if not local else "Give the same local base folder (its weights' sha256 is above) for `path/to/the/base/folder`."),
+        "",
+        "## Provenance",
+        "",
+        "`../provenance.json` holds the whole record: model, sampling, env, algorithm and its options, package versions.",
+        "",
+    ]
+    return "\n".join(header + body)
 
 
 def _model(model: Any) -> Any:
