@@ -116,12 +116,12 @@ def test_results_and_episodes_carry_the_provenance_record(tmp_path):
 
 
 def test_python_and_command_line_defaults_are_the_same():
-    from benchmarks.cli import _parser, _sampling
+    from benchmarks.cli import _ks, _parser, _sampling
     from benchmarks.evaluate import EVAL_SAMPLING
 
     args = _parser().parse_args([])
     python = EvalConfig(env=args.env)
-    assert (args.n, tuple(args.ks), args.problems, args.batch_size, args.env_workers, args.seed, args.split) == (
+    assert (args.n, tuple(_ks(args)), args.problems, args.batch_size, args.env_workers, args.seed, args.split) == (
         python.n, python.ks, python.problems, python.batch_size, python.env_workers, python.seed, python.split)
     assert _sampling(args) == EVAL_SAMPLING
     assert python.env_kwargs == {"split": "test"}  # held-out problems by default, as on the command line
