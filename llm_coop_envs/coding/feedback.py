@@ -115,17 +115,17 @@ def _test_lines(verdict: Verdict, mode: str) -> list[str]:
 
 
 def _quoted(pairs: list) -> list[str]:
-    failures = [(t, o) for t, o in pairs if o.status != "passed"]
-    lines = [f"- failed `{_short(t.label, MAX_LABEL_CHARS)}` ({_reason(o)})" for t, o in failures[:MAX_FAILURES_SHOWN]]
-    if len(failures) > MAX_FAILURES_SHOWN:
-        lines.append(f"- and {len(failures) - MAX_FAILURES_SHOWN} more failed.")
-    return lines
+    return _failure_lines(pairs, lambda test: f"failed `{_short(test.label, MAX_LABEL_CHARS)}`")
 
 
 def _named_calls(pairs: list, entry_point: str) -> list[str]:
+    return _failure_lines(pairs, lambda test: f"failed on `{_short(_call_text(test, entry_point), MAX_LABEL_CHARS)}`")
+
+
+def _failure_lines(pairs: list, describe) -> list[str]:
+    """Up to ``MAX_FAILURES_SHOWN`` failed tests, each as ``describe(test)`` and its reason, then a count."""
     failures = [(t, o) for t, o in pairs if o.status != "passed"]
-    lines = [f"- failed on `{_short(_call_text(t, entry_point), MAX_LABEL_CHARS)}` ({_reason(o)})"
-             for t, o in failures[:MAX_FAILURES_SHOWN]]
+    lines = [f"- {describe(t)} ({_reason(o)})" for t, o in failures[:MAX_FAILURES_SHOWN]]
     if len(failures) > MAX_FAILURES_SHOWN:
         lines.append(f"- and {len(failures) - MAX_FAILURES_SHOWN} more failed.")
     return lines
