@@ -7,8 +7,6 @@ import glob
 import importlib.util
 import os
 import shutil
-import site
-import stat
 import subprocess
 import sys
 import sysconfig
@@ -35,10 +33,26 @@ SITE_DIR = "/site"  # inside bwrap: the allowed packages (see allowed_packages)
 
 FALLBACK_WARNING = (
     "bubblewrap (`bwrap`) is not usable here, so untrusted code runs under the 'subprocess' "
-    "backend: resource limits, its own session, a clean environment and a scratch directory, but "
-    "NO network isolation, NO read-only file system (the program can write wherever this user "
-    "can), NO PID namespace, and daemons can outlive a run if the host is killed. Install "
-    "bubblewrap (Debian package `bubblewrap`) for the strong sandbox; see docs/sandbox.md.")
+    "backend: resource limits, its own session, a clean environment, a fresh uid and a file view of "
+    "the system folders and the interpreter only, but NO network isolation and NO PID namespace "
+    "(daemons can outlive a run if the host is killed). Install bubblewrap (Debian package "
+    "`bubblewrap`) for the strong sandbox; see docs/sandbox.md.")
+UNCONFINED_WARNING = (
+    "backend='unconfined': untrusted code runs with NO file view: it can read (and as an ordinary "
+    "user write) every file this user can, answer keys included (data sets, other environments' "
+    "packages), and NO network isolation. Do not train on its rewards unless you trust the code; "
+    "see docs/sandbox.md.")
+# How a user opts in by name where neither bwrap nor mount namespaces work (also for "auto").
+BACKEND_VARIABLE = "LLM_COOP_SANDBOX_BACKEND"
+
+
+def refusal(backend: str) -> str:
+    """The one-line error for a backend that would have to run untrusted code without a file view."""
+    why = ("bubblewrap does not start here and " if backend == "auto" else "")
+    return (f"backend={backend!r}: {why}this process cannot give runs a mount namespace (not root, "
+            "or no CAP_SYS_ADMIN), so untrusted code would read every file this user can, answer keys "
+            "included; install bubblewrap (with unprivileged user namespaces) or run as root, or opt "
+            f"in by name: SandboxConfig(backend='unconfined') or {BACKEND_VARIABLE}=unconfined")
 
 
 class SandboxWarning(RuntimeWarning):
@@ -75,26 +89,66 @@ def _bwrap_base(scratch_bytes: int) -> list[str]:
     return args
 
 
-def _view(preload: tuple[str, ...] = ()) -> list[str]:
-    """The read-only file system a sandbox sees: the system's programs and libraries, the
-    interpreter and its standard library, the harness (INSIDE_DIR, at HARNESS_DIR), and the
-    allowed packages (at SITE_DIR). No site-packages, project files, data sets or home folders."""
-    args: list[str] = []
-    made: set[str] = set()
+def _system_view() -> list[tuple[str, str, str]]:
+    """The allow-list both backends show a run, as (kind, source, target) entries in mount order:
+    the system's programs and libraries, a few /etc files (dynamic linker, time zone, passwd), the
+    interpreter with its standard library, and an empty folder over every site-packages /
+    dist-packages folder those would otherwise show. Nothing else of the host: no /home, /root
+    (but the interpreter's own folder when it lives there), /opt, /srv, /mnt, /work, /tmp."""
+    entries: list[tuple[str, str, str]] = []
     for path in _SYSTEM_DIRS + _SYSTEM_FILES:
         if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
+            entries.append(("symlink", os.readlink(path), path))
         elif os.path.exists(path):
-            args += ["--ro-bind", path, path]
+            entries.append(("bind", path, path))
     for path in _interpreter_paths():
         if not any(path == d or path.startswith(d + "/") for d in _SYSTEM_DIRS):
-            args += _traversable_dirs(path, made) + ["--ro-bind", path, path]
+            entries.append(("bind", path, path))
+    entries += [("tmpfs", "", path) for path in _site_dirs()]
+    return entries
+
+
+def _view(preload: tuple[str, ...] = ()) -> list[str]:
+    """bwrap's read-only file system: `_system_view`, the harness (INSIDE_DIR, at HARNESS_DIR), and
+    the allowed packages (at SITE_DIR)."""
+    args: list[str] = []
+    made: set[str] = set()
+    for kind, source, target in _system_view():
+        if kind == "symlink":
+            args += ["--symlink", source, target]
+        elif kind == "tmpfs":
+            args += ["--tmpfs", target]  # also covers site-packages inside the interpreter's prefix
+        elif any(target == d or target.startswith(d + "/") for d in _SYSTEM_DIRS):
+            args += ["--ro-bind", source, target]
+        else:
+            args += _traversable_dirs(target, made) + ["--ro-bind", source, target]
     args += ["--ro-bind", INSIDE_DIR, HARNESS_DIR]
     for name, path in allowed_packages(preload).items():
         args += ["--ro-bind", path, f"{SITE_DIR}/{name}"]
-    for path in _site_dirs():
-        args += ["--tmpfs", path]  # also covers site-packages inside the interpreter's prefix
     return args
+
+
+# The devices a run may open (bwrap's --dev gives the same), and /dev's links into /proc.
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+_DEV_LINKS = (("/proc/self/fd", "fd"), ("/proc/self/fd/0", "stdin"), ("/proc/self/fd/1", "stdout"),
+              ("/proc/self/fd/2", "stderr"))
+
+
+def subprocess_view(scratch: str, site_stubs: dict[str, str]) -> list[tuple[str, str, str]]:
+    """The subprocess backend's file view, built once by the warm interpreter's forking side in a
+    mount namespace of its own (`_confine.enter_view`) and inherited by every run: `_system_view`,
+    the harness at HARNESS_DIR (as under bwrap), the allowed packages bound on their stubs in
+    `site_stubs`, a minimal /dev, the host's /proc, and the worker's scratch folder (writable: the
+    forking side writes there; each run mounts its own tmpfs inside it)."""
+    entries = _system_view()
+    entries.append(("bind", INSIDE_DIR, HARNESS_DIR))
+    entries += [("tmpfs", "", "/dev")]
+    entries += [("device", f"/dev/{name}", f"/dev/{name}") for name in _DEVICES
+                if os.path.exists(f"/dev/{name}")]
+    entries += [("symlink", target, f"/dev/{name}") for target, name in _DEV_LINKS]
+    entries += [("dir", "", "/dev/shm"), ("proc", "/proc", "/proc"), ("scratch", scratch, scratch)]
+    entries += [("bind", source, stub) for stub, source in site_stubs.items()]
+    return entries
 
 
 def _traversable_dirs(path: str, made: set[str]) -> list[str]:
@@ -152,41 +206,6 @@ def allowed_packages(preload: tuple[str, ...]) -> dict[str, str]:
     return allowed
 
 
-def _hidden_on_host(scratch: str) -> list[str]:
-    """What a run of the subprocess backend must not see, where it gets its own mount namespace
-    (root): site-packages, the data sets and home folders, each replaced by an empty folder (the
-    checkout: see plan). Paths holding the interpreter or the scratch folder stay visible."""
-    candidates = ["/home", os.environ.get("LLM_COOP_DATA_DIR", "")]
-    candidates += _site_dirs() + [p for p in site.getsitepackages() + [site.getusersitepackages()]]
-    needed = _interpreter_paths() + [scratch]
-    hidden = set()
-    for path in filter(None, candidates):
-        real = os.path.realpath(path)
-        if os.path.isdir(real) and not any(n == real or n.startswith(real + "/") for n in needed):
-            hidden.add(real)
-    return sorted(hidden)
-
-
-def _project_root() -> str:
-    """The folder holding this package (the checkout, or site-packages when installed)."""
-    package = os.path.dirname(os.path.dirname(INSIDE_DIR))  # llm_coop_envs
-    return os.path.realpath(os.path.dirname(package))
-
-
-def _private_folders() -> dict[str, list[str]]:
-    """Folders other users cannot traverse (e.g. /root) above the interpreter's paths, with those
-    paths: a run under its own uid gets them revealed in its mount namespace (_confine.py)."""
-    private: dict[str, list[str]] = {}
-    for path in _interpreter_paths():
-        parts = path.strip("/").split("/")
-        for depth in range(1, len(parts)):
-            ancestor = "/" + "/".join(parts[:depth])
-            if not os.stat(ancestor).st_mode & stat.S_IXOTH:
-                private.setdefault(ancestor, []).append(path)
-                break
-    return private
-
-
 def _python_argv(script: str) -> list[str]:
     # -E -s: no environment, no user site; -S: no site-packages on the path (the allowed ones
     # come through hello["path"]); -B: write no bytecode.
@@ -207,23 +226,71 @@ def bwrap_works() -> bool:
     return done.returncode == 0
 
 
-_warned = False
+# Whether a process may give itself a mount namespace and mount there: the subprocess backend's
+# file view needs it (root with CAP_SYS_ADMIN). Run in a fresh interpreter, never a fork of ours.
+_VIEW_PROBE = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+ok = (libc.unshare(0x00020000) == 0
+      and libc.mount(None, b"/", None, ctypes.c_ulong(16384 | (1 << 18)), None) == 0
+      and libc.mount(b"tmpfs", sys.argv[1].encode(), b"tmpfs", ctypes.c_ulong(6), b"size=4k") == 0)
+sys.exit(0 if ok else 1)
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def view_works() -> bool:
+    """Whether the subprocess backend can give its runs the allow-list file view here."""
+    probe_dir = tempfile.mkdtemp(prefix="llm-coop-view-probe-")
+    try:
+        argv = [os.path.realpath(sys.executable), "-E", "-s", "-S", "-c", _VIEW_PROBE, probe_dir]
+        done = subprocess.run(argv, env=CLEAN_ENV,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        os.rmdir(probe_dir)
+    return done.returncode == 0
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, SandboxWarning, stacklevel=4)
 
 
 def resolve(backend: str) -> str:
-    """"auto" -> "bwrap" when it works, else "subprocess" with a one-time SandboxWarning."""
-    global _warned
-    if backend == "bwrap" and not bwrap_works():
-        raise SandboxUnavailable("backend='bwrap' but bubblewrap does not start here: install the "
-                                 "`bubblewrap` package, or use backend='auto'/'subprocess'")
-    if backend != "auto":
-        return backend
-    if bwrap_works():
+    """The backend that runs: "bwrap"; "subprocess" (its runs see the allow-list file view);
+    or "unconfined" (the subprocess backend without a file view), only when the user named it
+    (here or, for "auto", in LLM_COOP_SANDBOX_BACKEND) and the file view cannot be made.
+    "auto" -> "bwrap" when it works, else "subprocess" with a one-time SandboxWarning, else
+    SandboxUnavailable: untrusted code never reads the host's files unless the user opted in."""
+    if backend == "auto":
+        chosen = os.environ.get(BACKEND_VARIABLE, "").strip()
+        if chosen and chosen != "auto":
+            if chosen not in ("bwrap", "subprocess", "unconfined"):
+                raise ValueError(f"{BACKEND_VARIABLE}={chosen!r}: use one of 'bwrap', 'subprocess', "
+                                 "'unconfined', or leave it unset")
+            backend = chosen
+    if backend == "bwrap":
+        if not bwrap_works():
+            raise SandboxUnavailable("backend='bwrap' but bubblewrap does not start here: install the "
+                                     "`bubblewrap` package, or use backend='auto'/'subprocess'")
         return "bwrap"
-    if not _warned:
-        _warned = True
-        warnings.warn(FALLBACK_WARNING, SandboxWarning, stacklevel=3)
-    return "subprocess"
+    if backend == "auto" and bwrap_works():
+        return "bwrap"
+    if view_works():
+        if backend == "auto":
+            _warn_once("auto", FALLBACK_WARNING)
+        return "subprocess"
+    if backend == "unconfined":
+        _warn_once("unconfined", UNCONFINED_WARNING)
+        return "unconfined"
+    raise SandboxUnavailable(refusal(backend))
 
 
 def _user_tasks() -> int:
@@ -239,7 +306,8 @@ def _user_tasks() -> int:
 
 
 def plan(backend: str, preload: tuple[str, ...], max_file_mb: int) -> LaunchPlan:
-    """How to start a warm interpreter whose runs get a scratch folder of `max_file_mb` each."""
+    """How to start a warm interpreter whose runs get a scratch folder of `max_file_mb` each.
+    `backend` is what `resolve` returned."""
     # Root gives every run a uid of its own: RLIMIT_NPROC is not enforced for root, and another
     # uid can neither signal the warm interpreter nor read what an earlier run left.
     fresh_uids = os.geteuid() == 0
@@ -254,18 +322,26 @@ def plan(backend: str, preload: tuple[str, ...], max_file_mb: int) -> LaunchPlan
                 + _python_argv(os.path.join(HARNESS_DIR, os.path.basename(ZYGOTE_SCRIPT))))
         hello.update(pid_namespace=True, scratch_root="/tmp", path=[SITE_DIR] if allowed else [])
         return LaunchPlan("bwrap", argv, hello, None)
+    if backend not in ("subprocess", "unconfined"):
+        raise ValueError(f"backend={backend!r}: resolve() it first")
     scratch = tempfile.mkdtemp(prefix="llm-coop-sandbox-")
     os.chmod(scratch, 0o711)  # runs under another uid must reach their own subfolder
-    hello.update(pid_namespace=False, scratch_root=scratch, path=[], hidden=_hidden_on_host(scratch),
-                 private=_private_folders() if fresh_uids else {})
-    project = _project_root()
-    if not any(p == project or p.startswith(project + "/") for p in _interpreter_paths() + [scratch]):
-        # the checkout is hidden but for the harness, which a run may still import lazily
-        hello["private"][project] = [INSIDE_DIR]
+    hello.update(pid_namespace=False, scratch_root=scratch, path=[], view=None)
+    stubs: dict[str, str] = {}
     if allowed:
         site_dir = os.path.join(scratch, "site")
         os.mkdir(site_dir, 0o755)
         for name, path in allowed.items():
-            os.symlink(path, os.path.join(site_dir, name))
+            stub = os.path.join(site_dir, name)
+            if backend == "unconfined":
+                os.symlink(path, stub)
+            elif os.path.isdir(path):
+                os.mkdir(stub, 0o755)  # the package is bound here in the view
+                stubs[stub] = path
+            else:
+                open(stub, "x").close()
+                stubs[stub] = path
         hello["path"] = [site_dir]
-    return LaunchPlan("subprocess", _python_argv(ZYGOTE_SCRIPT), hello, scratch)
+    if backend == "subprocess":
+        hello.update(view=subprocess_view(scratch, stubs), harness=[INSIDE_DIR, HARNESS_DIR])
+    return LaunchPlan(backend, _python_argv(ZYGOTE_SCRIPT), hello, scratch)

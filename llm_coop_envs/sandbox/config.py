@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-BACKENDS = ("auto", "bwrap", "subprocess")
+BACKENDS = ("auto", "bwrap", "subprocess", "unconfined")
 
 # Modules the warm interpreter imports once so that a program's `import math` costs a dict
 # lookup instead of a file-system search in every forked child.
@@ -24,7 +24,11 @@ class SandboxConfig:
     """
 
     backend: str = "auto"
-    """"auto" picks "bwrap" when bubblewrap works here, else "subprocess" (weaker, warns once)."""
+    """"auto" picks "bwrap" when bubblewrap works here, else "subprocess" (weaker, warns once) when
+    its runs can get a file view of their own (mount namespaces: root), else refuses to run
+    (SandboxUnavailable). "unconfined": the subprocess backend, where no file view can be made
+    too (the program reads the host's files): the opt-in by name, also for "auto" through the
+    LLM_COOP_SANDBOX_BACKEND variable. See docs/sandbox.md."""
     timeout_s: float = 10.0
     """Wall clock for the whole run (program setup + all tests); everything started is killed after."""
     test_timeout_s: float = 3.0

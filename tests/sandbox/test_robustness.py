@@ -11,6 +11,7 @@ import pytest
 
 from llm_coop_envs.sandbox import SandboxConfig, run_tests, run_tests_batch
 
+from .conftest import SUBPROCESS
 from .sandbox_watch import run_processes
 
 JUNK = {
@@ -88,7 +89,7 @@ def test_no_fd_or_process_leak(cfg) -> None:
 
 def test_subprocess_scratch_is_removed_on_shutdown() -> None:
     from llm_coop_envs.sandbox import shutdown
-    cfg = SandboxConfig(backend="subprocess", timeout_s=2.0)
+    cfg = SandboxConfig(backend=SUBPROCESS, timeout_s=2.0)
     run_tests("open('left-behind', 'w').write('x')", [], None, cfg)
     assert glob.glob("/tmp/llm-coop-sandbox-*")
     shutdown()

@@ -7,7 +7,9 @@ program afterwards (it is all done by the time untrusted code runs).
 
 Where the warm interpreter may create namespaces (root, or bwrap's user namespace), every run gets
 a mount namespace of its own: a fresh size- and inode-bounded tmpfs as its scratch folder and
-/dev/shm, every other mount read-only. System V IPC and POSIX queues are denied by the seccomp
+/dev/shm, every other mount read-only. Under the subprocess backend that namespace is a copy of the
+forking side's, which `enter_view` reduced once to an allow-list of the host (bwrap's view, built
+with mount calls). System V IPC and POSIX queues are denied by the seccomp
 filter; where there is none (not x86_64), the run gets an IPC namespace of its own instead. When the run's last process exits, the kernel drops all of it at once, so what a run
 leaves behind can neither reach nor slow down the next one.
 """
@@ -27,7 +29,9 @@ from _runner import CHANNEL_FD
 
 _CLONE_NEWNS, _CLONE_NEWIPC = 0x00020000, 0x08000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
-_MS_REC, _MS_PRIVATE = 16384, 1 << 18
+_MS_MOVE, _MS_REC, _MS_PRIVATE = 8192, 16384, 1 << 18
+_MNT_DETACH = 2
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}  # syscall numbers (glibc has no wrapper)
 _KEPT_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
                "relatime": 2097152}
 MAX_SCRATCH_FILES = 16384  # inodes of the scratch tmpfs: bounds what a run can leave behind
@@ -72,25 +76,66 @@ def writable_mounts() -> list[tuple[str, int]]:
     return found
 
 
-def _reveal(private: dict[str, list[str]]) -> None:
-    """Replaces each private folder (e.g. /root) by an empty, traversable one holding only the
-    given paths below it (the interpreter), which the run's uid could not reach otherwise."""
-    for folder, keep in private.items():
-        sources = [os.open(path, os.O_PATH) for path in keep]
-        _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=64k")
-        for path, fd in zip(keep, sources):
-            os.makedirs(path, exist_ok=True)
-            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
-            os.close(fd)
+def _pivot_root(new_root: str) -> None:
+    """Makes `new_root` this mount namespace's root and detaches the old one entirely."""
+    os.chdir(new_root)
+    number = _PIVOT_ROOT.get(os.uname().machine)
+    if number is not None and _libc.syscall(number, b".", b".") == 0:
+        _check(_libc.umount2(b".", _MNT_DETACH), "umount2 old root")  # the old root, stacked on "."
+    else:  # no known syscall number: move the new root over "/" (as switch_root does)
+        _mount(new_root, "/", None, _MS_MOVE)
+        _check(_libc.chroot(b"."), "chroot")
+    os.chdir("/")
+
+
+def _stub(path: str, directory: bool) -> None:
+    """An empty folder or file to mount on, with its missing parents (0755)."""
+    os.makedirs(path if directory else os.path.dirname(path), 0o755, exist_ok=True)
+    if not directory and not os.path.exists(path):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+
+
+def enter_view(entries: list, work_dir: str) -> None:
+    """The subprocess backend's allow-list file view (see backend.subprocess_view), entered once by
+    the forking side, whose runs inherit it: a mount namespace of its own whose root is a fresh
+    read-only tmpfs holding only `entries`, each (kind, source, target): "bind" (read-only,
+    recursive), "device" (read-only, devices allowed), "symlink", "tmpfs" (empty, read-only),
+    "dir", "proc" (the host's /proc), "scratch" (writable). The host's root is detached: nothing
+    else of it can be reached by any path. `work_dir` is an empty folder to build the root on."""
+    os.umask(0o022)
+    _check(_libc.unshare(_CLONE_NEWNS), "unshare")
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    _mount("tmpfs", work_dir, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=1m,nr_inodes=4096")
+    read_only: list[tuple[str, int]] = []
+    plain = _MS_NOSUID | _MS_NODEV
+    for kind, source, target in entries:
+        at = work_dir + target
+        if kind == "symlink":
+            _stub(os.path.dirname(at), True)
+            os.symlink(source, at)
+        elif kind in ("tmpfs", "dir"):
+            _stub(at, True)
+            if kind == "tmpfs":
+                _mount("tmpfs", at, "tmpfs", plain, "mode=0755,size=64k,nr_inodes=256")
+                read_only.append((at, plain))
+        else:  # a bind mount of the host's `source`
+            _stub(at, os.path.isdir(source))
+            _mount(source, at, None, _MS_BIND | (_MS_REC if kind != "scratch" else 0))
+            if kind in ("bind", "device"):
+                read_only.append((at, _MS_NOSUID if kind == "device" else plain))
+    # Folders made above are read-only once everything is mounted on them (inner mounts first).
+    for at, flags in reversed(read_only):
+        _mount(None, at, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | flags)
+    _pivot_root(work_dir)
+    _mount(None, "/", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
 
 
 def private_mounts(scratch: str, uid: int, scratch_mb: int, view: dict) -> None:
     """A mount namespace of this run's own, with fresh tmpfs at `scratch` (`scratch_mb`) and
-    /dev/shm, every mount in view["writable"] read-only, and an empty read-only folder in place of
-    each of view["hidden"]. An IPC namespace too, unless the seccomp filter already denies all IPC."""
+    /dev/shm and every mount in view["writable"] read-only. An IPC namespace too, unless the
+    seccomp filter already denies all IPC."""
     _check(_libc.unshare(_CLONE_NEWNS | (0 if _seccomp.AVAILABLE else _CLONE_NEWIPC)), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
-    _reveal(view.get("private", {}))
     for point, kept in view["writable"]:
         try:
             _mount(None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
@@ -101,10 +146,6 @@ def private_mounts(scratch: str, uid: int, scratch_mb: int, view: dict) -> None:
            f"size={scratch_mb}m,nr_inodes={MAX_SCRATCH_FILES},{owner}")
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV,
            f"size={_protocol.SHM_BYTES},nr_inodes=256,{owner}")
-    for path in view.get("hidden", []):
-        # A path below a private folder is gone already (e.g. a venv inside the hidden checkout).
-        if os.path.isdir(path):
-            _mount("tmpfs", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV, "size=4k,nr_inodes=1")
 
 
 def namespaces_work(probe_dir: str) -> bool:
@@ -171,8 +212,8 @@ def _disable_trace_hooks() -> None:
 
 def prepare(scratch: str, uid: int | None, view: dict | None, scratch_mb: int) -> None:
     """The confinement no request decides, done before the request comes: own session, mounts
-    (`view`: None, or what to hide and reveal in the run's own mount and IPC namespace, see the
-    module's docstring), working folder, environment, uid, no capabilities, no trace hooks, the
+    (`view`: None, or the mounts to make read-only in the run's own mount and IPC namespace, see
+    the module's docstring), working folder, environment, uid, no capabilities, no trace hooks, the
     seccomp filter. The child then holds only the host channel, to read its request from."""
     os.setsid()
     if view is not None:

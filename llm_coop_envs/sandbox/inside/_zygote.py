@@ -116,8 +116,9 @@ class Zygote:
         self.scratch = os.path.join(self.scratch_root, "run")
         os.mkdir(self.scratch, 0o755)
         self.private = _confine.namespaces_work(self.scratch)  # else: a scratch folder per run
-        self.view = {"hidden": hello.get("hidden", []), "private": hello.get("private", {}),
-                     "writable": _confine.writable_mounts()}
+        if hello.get("view") is not None and not self.private:
+            raise RuntimeError("the file view was made, but runs cannot get a mount namespace")
+        self.view = {"writable": _confine.writable_mounts()}
         self.trash = None if self.private else _trash.Trash(self.scratch_root)
 
     def _next_run(self) -> str:
@@ -299,6 +300,14 @@ def _zygote(hello: dict, host_in: int, control: socket.socket) -> None:
     """The forking side: never reads a test, so no run forked from it can find one."""
     _die_with_parent()
     _reap.become_subreaper()
+    if hello.get("view") is not None:
+        # The subprocess backend: from here on this process, and every run it forks, sees only
+        # the allow-list of the host (the judge keeps the host's view).
+        work_dir = os.path.join(hello["scratch_root"], "view")
+        os.mkdir(work_dir, 0o700)
+        _confine.enter_view(hello["view"], work_dir)
+        host_path, view_path = hello["harness"]  # where this folder is, on the host and in the view
+        sys.path[:] = [view_path if entry == host_path else entry for entry in sys.path]
     zygote = Zygote(hello)
     zygote.fork_next_run(host_in)
     control.send(b"ready")
