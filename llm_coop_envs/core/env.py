@@ -10,6 +10,12 @@ in the task's role order: only the agent whose ``infos[agent]["active"]`` is tru
 actions may be omitted and are ignored), later agents see what earlier agents wrote this turn, and
 the joint reward arrives at the turn's last step (earlier steps pay 0).
 
+Rendering follows Gymnasium and PettingZoo: ``render_mode="ansi"`` makes ``render()`` return the
+transcript so far; ``render_mode="human"`` prints the problem's header at ``reset()`` and each turn
+as it ends, and ``render()`` prints the whole transcript and returns ``None``. With no render mode
+``render()`` warns and still returns the transcript (as older code expects); ``transcript()`` gives
+it without a render mode.
+
 ``max_cycles`` caps the env steps of an episode as in PettingZoo's own environments: the step that
 reaches it returns ``truncations`` true for every agent and ends the episode (``None``: no cap
 beyond ``num_turns``).
@@ -19,23 +25,32 @@ from __future__ import annotations
 
 import copy
 import difflib
+import sys
 import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from gymnasium import logger
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from llm_coop_envs.core.episode import Episode
 from llm_coop_envs.core.spaces import UnicodeText
 from llm_coop_envs.core.task import Evaluation, Task
-from llm_coop_envs.core.transcript import partner_context, render_transcript, revision_prompt
+from llm_coop_envs.core.transcript import (
+    partner_context,
+    render_transcript,
+    render_turn,
+    revision_prompt,
+    transcript_header,
+)
 from llm_coop_envs.feedback import FeedbackContext, TestsFeedback, feedback_provider, is_deterministic
 from llm_coop_envs.sandbox.text import safe_text
 
 PROTOCOLS = ("parallel", "sequential")
 RESET_OPTIONS = ("task_id", "index")
+RENDER_MODES = ("human", "ansi")
 DEFAULT_MAX_REPLY_CHARS = 100_000
 MAX_FEEDBACK_CHARS = 20_000  # feedback is untrusted text (it may quote a program's output)
 
@@ -43,7 +58,7 @@ MAX_FEEDBACK_CHARS = 20_000  # feedback is untrusted text (it may quote a progra
 class CoopEnv(ParallelEnv):
     """A cooperative text environment over a task; see the module docstring for the protocol."""
 
-    metadata = {"name": "coop_env", "render_modes": ["human", "ansi"], "is_parallelizable": True}
+    metadata = {"name": "coop_env", "render_modes": list(RENDER_MODES), "is_parallelizable": True}
 
     def __init__(
         self,
@@ -106,6 +121,8 @@ class CoopEnv(ParallelEnv):
         self._episode.observations = self._turn_observations()
         self.agents = list(self.possible_agents)
         infos = {agent: self._info(agent) for agent in self.agents}
+        if self.render_mode == "human":
+            _show(transcript_header(self._episode.task_id))
         return dict(self._episode.observations), infos
 
     def _pick_index(self, options: Mapping[str, Any]) -> int:
@@ -199,7 +216,7 @@ class CoopEnv(ParallelEnv):
         truncations = dict.fromkeys(live, truncated)
         observations = dict(episode.observations)
         if self.render_mode == "human":
-            print(self.render())
+            _show(render_turn(episode.history[-1]))
         return observations, rewards, terminations, truncations, infos
 
     def _feedback(
@@ -308,7 +325,22 @@ class CoopEnv(ParallelEnv):
 
     # ----------------------------------------------------------------- extras
     def render(self) -> str | None:
-        """The episode so far as a readable transcript (also printed when ``render_mode="human"``)."""
+        """Render as ``render_mode`` says (Gymnasium's and PettingZoo's conventions): ``"ansi"`` returns
+        the transcript so far; ``"human"`` prints it and returns ``None`` (each turn is also printed
+        as it ends); ``None`` warns that no mode was chosen and returns the transcript, as before."""
+        if self.render_mode == "human":
+            _show(self.transcript())
+            return None
+        if self.render_mode is None:
+            logger.warn(
+                "render() was called without a render_mode: make the env with render_mode='ansi' (render() "
+                "returns the transcript) or 'human' (it prints it); env.transcript() gives the text with no mode.",
+                stacklevel=2,
+            )
+        return self.transcript()
+
+    def transcript(self) -> str:
+        """The episode so far as a readable text: each turn's observations, replies, reward and feedback."""
         if self._episode is None:
             return "(no episode: call reset() first)"
         return render_transcript(self._episode.task_id, self._episode.history)
@@ -343,6 +375,13 @@ class CoopEnv(ParallelEnv):
         return clone
 
 
+def _show(text: str) -> None:
+    """Print for ``render_mode="human"``: what the terminal cannot encode (a reply's lone surrogate,
+    say) is shown as a backslash escape instead of raising."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    print(text.encode(encoding, "backslashreplace").decode(encoding, "replace"))
+
+
 def _check_reset_options(options: Mapping[str, Any]) -> None:
     """A misspelt option (close to a valid one) is an error; an unrelated key is ignored with a warning,
     since PettingZoo's own API tests pass an arbitrary option to check the signature."""
@@ -368,7 +407,7 @@ def _validate_options(
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}.")
     if not isinstance(max_reply_chars, int) or max_reply_chars < 1:
         raise ValueError(f"max_reply_chars must be a positive integer, got {max_reply_chars!r}.")
-    if render_mode not in (None, "human", "ansi"):
+    if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}.")
     if max_cycles is not None and (not isinstance(max_cycles, int) or isinstance(max_cycles, bool) or max_cycles < 1):
         raise ValueError(f"max_cycles must be a positive integer or None, got {max_cycles!r}.")

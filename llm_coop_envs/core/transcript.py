@@ -29,14 +29,22 @@ def partner_context(prompt: str, earlier_replies: Mapping[str, str]) -> str:
 
 def render_transcript(task_id: str, steps: Sequence[Mapping]) -> str:
     """A readable transcript: for each turn, every agent's observation and reply, then the reward."""
-    lines = [f"=== Task {task_id} ==="]
-    for step in steps:
-        lines.append(f"\n##### Turn {step['turn']}")
-        for agent, reply in step["replies"].items():
-            lines += [f"\n[{agent}] observation:", step["observations"][agent], f"\n[{agent}] reply:", reply]
-        components = ", ".join(f"{k}={v:+.3f}" for k, v in step["components"].items())
-        lines.append(f"\nReward {step['reward']:+.3f} ({components})")
-        if step.get("feedback"):
-            for agent, text in step["feedback"].items():
-                lines.append(f"Feedback for {agent}: {text}")
+    return "\n".join([transcript_header(task_id), *(render_turn(step) for step in steps)])
+
+
+def transcript_header(task_id: str) -> str:
+    """The transcript's first line, naming the problem (what ``render_mode="human"`` prints at reset)."""
+    return f"=== Task {task_id} ==="
+
+
+def render_turn(step: Mapping) -> str:
+    """One finished turn of the transcript (what ``render_mode="human"`` prints as the turn ends)."""
+    lines = [f"\n##### Turn {step['turn']}"]
+    for agent, reply in step["replies"].items():
+        lines += [f"\n[{agent}] observation:", step["observations"][agent], f"\n[{agent}] reply:", reply]
+    components = ", ".join(f"{k}={v:+.3f}" for k, v in step["components"].items())
+    lines.append(f"\nReward {step['reward']:+.3f} ({components})")
+    if step.get("feedback"):
+        for agent, text in step["feedback"].items():
+            lines.append(f"Feedback for {agent}: {text}")
     return "\n".join(lines)

@@ -50,7 +50,7 @@ def test_deepcopy_shares_task_but_not_episode():
     branch = copy.deepcopy(env)
     assert branch.task is env.task
     branch.step({"first": "x", "second": "y"})
-    assert env.render().count("Turn") == 0 and branch.render().count("Turn 1") == 1
+    assert env.transcript().count("Turn") == 0 and branch.transcript().count("Turn 1") == 1
 
 
 def test_unknown_task_id_names_examples():
