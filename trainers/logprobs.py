@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from trainers.config import SamplingConfig
+from trainers.generation.cache_api import cache_of, passing
 from trainers.generation.distribution import sampling_log_probs
 
 
@@ -77,7 +78,7 @@ def _logits_shared_prompts(model, tokenizer, distinct, prompts, completions, dev
                 use_cache=True, logits_to_keep=1)
     order = {p: i for i, p in enumerate(distinct)}
     index = torch.tensor([order[tuple(p)] for p in prompts], device=device)
-    cache = out.past_key_values
+    cache = cache_of(out)
     cache.reorder_cache(index)  # index_select: gradients flow back into the shared prompt pass
     width = max(max(len(c) for c in completions), 1)
     rows = torch.tensor([[p[-1], *c] + [pad] * (width - len(c)) for p, c in zip(prompts, completions)], device=device)
@@ -85,7 +86,7 @@ def _logits_shared_prompts(model, tokenizer, distinct, prompts, completions, dev
     attention = torch.cat([prefix_mask[index], own], dim=-1)
     start = torch.tensor([len(p) - 1 for p in prompts], device=device)[:, None]
     positions = start + torch.arange(width + 1, device=device)
-    logits = model(input_ids=rows, attention_mask=attention, position_ids=positions, past_key_values=cache,
+    logits = model(input_ids=rows, attention_mask=attention, position_ids=positions, **passing(cache),
                    use_cache=True).logits[:, :-1]  # position t predicts token t + 1
     return logits, rows[:, 1:]
 

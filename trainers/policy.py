@@ -17,10 +17,12 @@ The log-prob math the policies run is in :mod:`trainers.logprobs`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -244,7 +246,8 @@ def _lora_per_agent_slots(agents: Sequence[str], pair: ModelPair, cfg: TrainConf
 
     model, tokenizer = pair
     names = {agent: adapter_name(agent) for agent in agents}
-    peft_model = get_peft_model(_frozen(model), lora_config(cfg), adapter_name=names[agents[0]])
+    with _peft_probe_quiet():
+        peft_model = get_peft_model(_frozen(model), lora_config(cfg), adapter_name=names[agents[0]])
     for agent in agents[1:]:
         peft_model.add_adapter(names[agent], lora_config(cfg))
     return {agent: AgentSlot(peft_model, tokenizer, names[agent], agent) for agent in agents}
@@ -257,8 +260,18 @@ def _own_slot(name: str, pair: ModelPair, cfg: TrainConfig, key: str) -> AgentSl
         return AgentSlot(model, tokenizer, None, key)
     from peft import get_peft_model
 
-    peft_model = get_peft_model(_frozen(model), lora_config(cfg), adapter_name=adapter_name(name))
+    with _peft_probe_quiet():
+        peft_model = get_peft_model(_frozen(model), lora_config(cfg), adapter_name=adapter_name(name))
     return AgentSlot(peft_model, tokenizer, adapter_name(name), key)
+
+
+@contextlib.contextmanager
+def _peft_probe_quiet() -> Iterator[None]:
+    """peft probes ``model.is_gradient_checkpointing``, which newer transformers deprecate with a
+    FutureWarning in every run; the probe is peft's, not ours, so that one warning is silenced here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.* is deprecated", category=FutureWarning)
+        yield
 
 
 def _frozen(model: torch.nn.Module) -> torch.nn.Module:

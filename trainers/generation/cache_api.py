@@ -1,0 +1,30 @@
+"""How a KV cache goes into and comes out of a model's forward, on every supported transformers.
+
+transformers renamed the forward argument and output field ``past_key_values`` to ``cache`` (the old
+name warns in every call and is removed in 5.40). The name is read once from the installed library's
+output class, so the decode loop and the log-prob pass use whichever name it defines, with no warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _cache_name() -> str:
+    from transformers.modeling_outputs import CausalLMOutputWithPast
+
+    return "cache" if "cache" in getattr(CausalLMOutputWithPast, "__dataclass_fields__", {}) else "past_key_values"
+
+
+CACHE_ARGUMENT = _cache_name()
+"""``"cache"`` on transformers that renamed it, else ``"past_key_values"``."""
+
+
+def cache_of(output: Any) -> Any:
+    """The KV cache a forward returned (``use_cache=True``)."""
+    return output[CACHE_ARGUMENT]
+
+
+def passing(cache: Any) -> dict[str, Any]:
+    """Keyword arguments that hand ``cache`` to a forward."""
+    return {CACHE_ARGUMENT: cache}
