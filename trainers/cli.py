@@ -18,6 +18,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from trainers.threads import prefer_passive_waiting
+
 TRAIN_EXAMPLES = """Examples:
   llm-coop train --preset cpu-demo                    # the CPU demo: SmolLM2-135M on coop_basics-v0
   llm-coop train --env coop_humaneval-v0 --steps 50 learning_rate=5e-5 sampling.temperature=0.7
@@ -54,6 +56,7 @@ def train_command(argv: Sequence[str]) -> int:
     Example: llm-coop train --preset cpu-demo    # a short MAGRPO run on the CPU, before/after table
     """
     args = _train_parser().parse_args(list(argv))
+    prefer_passive_waiting()  # before torch is imported: OpenMP reads it once
     from trainers.config import ConfigError, describe_fields, load_config
 
     if args.help_config:

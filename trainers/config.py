@@ -36,6 +36,7 @@ from trainers.phases import parse_phases
 POLICY_MODES = ("lora_per_agent", "separate", "shared")
 JOINT_MODES = ("aligned", "cross")
 TOKEN_AGGREGATIONS = ("sequence_mean", "token_mean", "token_sum")
+EVAL_MODES = ("batched", "per_problem")
 DTYPES = ("float32", "bfloat16")
 BACKENDS = ("transformers", "vllm")
 INSTALL_HINT = TRAIN_INSTALL_HINT
@@ -200,6 +201,10 @@ class TrainConfig:
     """``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda[:i]``."""
     env_workers: int = 8
     """Threads that step the env copies of a group in parallel (the sandbox is thread-safe)."""
+    cpu_threads: int | str = "auto"
+    """torch's CPU threads: ``auto`` sets them before each rollout, update and evaluation to the cores this
+    process may use less those other processes keep busy right now (at least 1), so a step stays fast
+    beside other work; a number fixes them (:mod:`trainers.threads`)."""
 
     # ---------------------------------------------------------------- run, logging, checkpoints
     seed: int = 0
@@ -233,6 +238,9 @@ class TrainConfig:
     env with ``split="test"``; an env without a split and no eval env is an error (never the training problems)."""
     eval_every: int = 0
     """Evaluate every N training steps as well (0: only before the first and after the last step)."""
+    eval_mode: str = "batched"
+    """``batched``: every held-out problem's replies decode in one batch per turn (greedy); ``per_problem``:
+    one problem at a time, slower, for checking that batching changes no reply. Records name the mode."""
 
     @field_validator("lora_target_modules", mode="before")
     @classmethod
@@ -260,12 +268,15 @@ class TrainConfig:
         _check_choice("generation_dtype", self.generation_dtype, DTYPES)
         _check_choice("train_dtype", self.train_dtype, DTYPES)
         _check_choice("backend", self.backend, BACKENDS)
+        _check_choice("eval_mode", self.eval_mode, EVAL_MODES)
         _check_vllm_settings(self)
         if self.importance_cap is not None and not self.importance_cap >= 1:
             raise ValueError(f"importance_cap must be >= 1 (or null: off), got {self.importance_cap}.")
         for name in ("group_size", "problems_per_step", "inner_epochs", "micro_batch_size", "env_workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
+        if self.cpu_threads != "auto" and not (isinstance(self.cpu_threads, int) and self.cpu_threads >= 1):
+            raise ValueError(f'cpu_threads must be "auto" or a number >= 1, got {self.cpu_threads!r}.')
         if self.eval_every < 0 or self.eval_problems < 0:
             raise ValueError("eval_every and eval_problems must be >= 0.")
         _check_held_out_not_narrowed(self)

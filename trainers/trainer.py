@@ -62,6 +62,7 @@ from trainers.metrics_log import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read
 from trainers.policy import build_policies
 from trainers.provenance import config_provenance, write_provenance
 from trainers.rollout import Group, grow_trees, root_node
+from trainers.threads import fit_threads
 from trainers.run_folder import prepare_run_folder, trim_jsonl
 
 
@@ -194,14 +195,17 @@ class Trainer:
     def train_step(self) -> dict[str, float]:
         started = time.perf_counter()
         call_hook(self.algorithm, "on_step_start", self.step + 1)
+        threads = self.fit_threads()
         with distributed.gathered_weights(self.policies):  # sharded weights: whole for generation
             groups = self.rollout()
         rolled = time.perf_counter()
         items = self.training_items(groups)
+        self.fit_threads()
         agent_metrics = self.update(items)
         finished = time.perf_counter()
         local = {"rewards": reward_records(groups), "agents": agent_metrics,
-                 "perf": self._perf(groups, started, rolled, finished), "stop": self._interrupted()}
+                 "perf": {**self._perf(groups, started, rolled, finished), "perf/threads": threads},
+                 "stop": self._interrupted()}
         per_rank = self.dist.gather_objects(local)  # the step's one collective for metrics
         # Ranks see a Ctrl-C at different moments: all stop after the step in which any saw it, so
         # that they save (a collective) together.
@@ -216,6 +220,12 @@ class Trainer:
         metrics.update(algorithm_metrics(self.algorithm))
         self._log_samples(groups)
         return metrics
+
+    def fit_threads(self) -> int:
+        """torch's CPU threads for the work ahead (``cpu_threads``); untouched on a GPU."""
+        if self.policies.device.type != "cpu":
+            return torch.get_num_threads()
+        return fit_threads(self.cfg.cpu_threads)
 
     def _warn_sampler_gap(self, metrics: Mapping[str, float]) -> None:
         """Warn once per run (first process) when the sampler's log-probs stray from the trainer's."""
@@ -547,7 +557,9 @@ class Trainer:
     def _evaluate_gathered(self) -> EvalResult | None:
         if self.evaluations and self.evaluations[-1]["train/step"] == self.step:
             return None  # already evaluated at this step
-        result = evaluate(self.eval_env, self.backend, self.cfg, self.cfg.eval_problems)
+        self.fit_threads()
+        result = evaluate(self.eval_env, self.backend, self.cfg, self.cfg.eval_problems,
+                          progress=self.cfg.progress_bar)
         row = {"train/step": self.step, **result.as_metrics()}
         self.logger.log(self.step, row)
         folder = self.run_dir / "eval"
@@ -739,6 +751,8 @@ def merge_rank_metrics(per_rank: Sequence[Mapping[str, Any]]) -> dict[str, float
         perf[name] = sum(rank["perf"][name] for rank in per_rank)
     perf["perf/tokens_per_s"] = perf["perf/generated_tokens"] / max(perf["perf/rollout_s"], 1e-9)
     perf["perf/problems_per_s"] = perf.pop("perf/problems") / max(perf["perf/step_s"], 1e-9)
+    if all("perf/threads" in rank["perf"] for rank in per_rank):
+        perf["perf/threads"] = min(rank["perf"]["perf/threads"] for rank in per_rank)
     return {**metrics_from_records(records), **{k: float(np.mean(v)) for k, v in agents.items()}, **perf}
 
 

@@ -92,6 +92,7 @@ def tiny_config(tmp_path, **fields):
         env="letters-v0", run_dir=str(tmp_path), run_name="run", group_size=4, steps=2, learning_rate=5e-2,
         lora_r=4, lora_alpha=8, sampling={"max_new_tokens": 8, "temperature": 1.0}, progress_bar=False,
         tensorboard=False, generation_dtype="float32", train_dtype="float32", env_workers=2,
+        cpu_threads=1,  # fixed: runs compared bit for bit (resume, many processes) need one thread count
     )
     defaults.update(fields)
     return TrainConfig(**defaults)
