@@ -7,9 +7,10 @@ are played by :func:`llm_coop_envs.core.runner.run_episodes`, with a greedy poli
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -38,7 +39,8 @@ class EvalResult:
     """Share of episodes whose final step has a ``uses_helper`` reward component > 0 (None: no such component)."""
     records: tuple[dict[str, Any], ...] = ()
     """Per problem: ``task_id``, ``reward``, ``solved``, ``tests_passed``, ``uses_helper`` (the cooperation level
-    was paid), ``calls_helper`` (main's code really calls the helper, paid or not); None when unknown."""
+    was paid), ``calls_helper`` (main's code really calls the helper, paid or not); None when unknown;
+    and ``eval_mode``, how the replies were decoded (``batched`` or ``per_problem``)."""
 
     def as_metrics(self, prefix: str = "eval") -> dict[str, float]:
         """``eval/reward``, ``eval/pass_rate`` and, when known, ``eval/tests_passed``, ``eval/coop_rate``."""
@@ -50,14 +52,20 @@ class EvalResult:
         return metrics
 
 
-def evaluate(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: int) -> EvalResult:
-    """Play problems 0..n-1 of ``env`` once each, greedily (temperature 0), all problems batched."""
+def evaluate(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: int,
+             progress: bool = False) -> EvalResult:
+    """Play problems 0..n-1 of ``env`` once each, greedily (temperature 0): all problems batched, or
+    one at a time (``cfg.eval_mode``). ``progress``: a progress bar of the replies' tokens."""
     indices = _available_problems(env, cfg.seed, problems)
-    with ThreadPoolExecutor(max_workers=8) as pool:  # steps the envs whose task does not batch its scoring
-        episodes = run_episodes([copy.deepcopy(env) for _ in indices], _greedy_policy(backend, cfg),
-                                seeds=[cfg.seed] * len(indices), options=[{"index": i} for i in indices],
-                                max_steps=MAX_EPISODE_STEPS, executor=pool)
-    records = tuple(_record(episode) for episode in episodes)
+    batches = [indices] if cfg.eval_mode == "batched" else [[i] for i in indices]
+    episodes: list[EpisodeResult] = []
+    with ThreadPoolExecutor(max_workers=8) as pool, _decode_bar(backend, len(indices), progress) as bar:
+        for batch in batches:
+            episodes += run_episodes([copy.deepcopy(env) for _ in batch], _greedy_policy(backend, cfg, bar),
+                                     seeds=[cfg.seed] * len(batch), options=[{"index": i} for i in batch],
+                                     max_steps=MAX_EPISODE_STEPS, executor=pool)
+            bar.problems_done(len(batch))
+    records = tuple({**_record(episode), "eval_mode": cfg.eval_mode} for episode in episodes)
     tests = [r["tests_passed"] for r in records if r["tests_passed"] is not None]
     uses = [r["uses_helper"] for r in records if r["uses_helper"] is not None]
     return EvalResult(
@@ -95,14 +103,56 @@ def _record(episode: EpisodeResult) -> dict[str, Any]:
     }
 
 
-def _greedy_policy(backend: GenerationBackend, cfg: TrainConfig):
+def _greedy_policy(backend: GenerationBackend, cfg: TrainConfig, bar: _DecodeBar):
     """One greedy completion per request, all requests of a step in one ``generate`` call."""
     def answer(requests: Sequence[Request]):
         settings = {r.agent: dataclasses.replace(cfg.sampling_for(r.agent), temperature=0.0) for r in requests}
+        bar.new_turn(max(s.max_new_tokens for s in settings.values()))
         completions = backend.generate([GenerationRequest(r.agent, r.observation, 1, settings[r.agent]) for r in requests])
         return [c[0] for c in completions]
 
     return answer
+
+
+class _DecodeBar:
+    """The evaluation's progress: problems done, and within a turn the tokens decoded so far (from the
+    backend's per-step callback, when it has one: ``decode_progress``)."""
+
+    def __init__(self, backend: Any, problems: int, enabled: bool) -> None:
+        self.backend, self.bar, self.turn, self.done = backend, None, 0, 0
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=problems, desc=f"eval {problems} problems", unit="problem", leave=False)
+            if hasattr(backend, "decode_progress"):
+                backend.decode_progress = self.token
+
+    def new_turn(self, max_tokens: int) -> None:
+        self.turn += 1
+        self.max_tokens = max_tokens
+
+    def token(self, step: int, running: int) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"turn {self.turn}: token {step + 1}/{self.max_tokens}, {running} replies running")
+
+    def problems_done(self, count: int) -> None:
+        if self.bar is not None:
+            self.bar.update(count)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            if hasattr(self.backend, "decode_progress"):
+                self.backend.decode_progress = None
+            self.bar.close()
+
+
+@contextlib.contextmanager
+def _decode_bar(backend: Any, problems: int, enabled: bool) -> Iterator[_DecodeBar]:
+    bar = _DecodeBar(backend, problems, enabled)
+    try:
+        yield bar
+    finally:
+        bar.close()
 
 
 def make_eval_env(cfg: TrainConfig) -> Any:

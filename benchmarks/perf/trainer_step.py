@@ -76,7 +76,7 @@ def _fixed_length_backend(policies, tokens: int):
     return TransformersBackend(policies, dtype="float32", min_new_tokens=tokens)
 
 
-def our_trainer(agents: tuple[str, ...], tokens: int, run_dir: str):
+def our_trainer(agents: tuple[str, ...], tokens: int, run_dir: str, cpu_threads: int | str = "auto"):
     from llm_coop_envs.core import CoopEnv
     from trainers.config import TrainConfig
     from trainers.trainer import Trainer
@@ -84,7 +84,7 @@ def our_trainer(agents: tuple[str, ...], tokens: int, run_dir: str):
     cfg = TrainConfig(
         env="bench-v0", model="default", group_size=4, steps=100, lora_r=LORA["r"], lora_alpha=LORA["lora_alpha"],
         sampling={"temperature": 1.0, "max_new_tokens": tokens}, run_dir=run_dir, run_name="ours",
-        tensorboard=False, progress_bar=False, log_samples=0, micro_batch_size=8,
+        tensorboard=False, progress_bar=False, log_samples=0, micro_batch_size=8, cpu_threads=cpu_threads,
     )
     return Trainer(cfg, env=CoopEnv(_PromptTask(agents)), backend=lambda policies: _fixed_length_backend(policies, tokens))
 

@@ -119,3 +119,26 @@ def test_seeded_sampling_is_reproducible(batch):
     other = _decode(model, prompts, adapters, True, temperature=0.9, top_p=0.95, eos_ids=eos_ids, seed=8)
     assert first == again
     assert first[0] != other[0]
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_prefill_in_length_ordered_chunks_changes_no_token(batch, monkeypatch, temperature):
+    """Prompts prefilled one chunk at a time, in length order, and joined left-padded give the tokens
+    and log-probs of one padded forward of all prompts in their own order."""
+    model, prompts, adapters, eos_ids = batch
+    prompts, adapters = [prompts[1], prompts[0], prompts[1][:4]], [adapters[1], adapters[0], adapters[0]]
+    assert len({len(p) for p in prompts}) == 3 and sorted(prompts, key=len) != prompts
+
+    def run():
+        settings = DecodeSettings(max_new_tokens=10, temperature=temperature, eos_ids=eos_ids)
+        torch.manual_seed(0)
+        return decode(model, prompts, [0, 0, 2, 1, 1, 2], settings,
+                      lambda rows: _adapter_scope(model, [adapters[i] for i in rows]))
+
+    monkeypatch.setattr(decode_module, "PREFILL_TOKENS", 10**6)  # one forward
+    whole = run()
+    monkeypatch.setattr(decode_module, "PREFILL_TOKENS", 1)  # one prompt per forward
+    chunked = run()
+    assert chunked[0] == whole[0]
+    for mine, theirs in zip(chunked[1], whole[1]):
+        torch.testing.assert_close(torch.tensor(mine), torch.tensor(theirs), rtol=1e-5, atol=1e-5)

@@ -73,11 +73,21 @@ class RowCache(Cache):
         return bool(prefill.layers) and all(type(layer) is DynamicLayer for layer in prefill.layers)
 
     def __init__(self, prefill: Cache, row_index: torch.Tensor, new_tokens: int) -> None:
-        layers = []
-        for layer in prefill.layers:
-            keys, values = layer.keys[row_index], layer.values[row_index]
-            layers.append(_PreallocatedLayer(keys, values, keys.shape[2] + new_tokens))
-        super().__init__(layers=layers)
+        self.__init_from_tensors([(layer.keys, layer.values) for layer in prefill.layers], row_index, new_tokens)
+
+    @classmethod
+    def from_tensors(cls, layers: list[tuple[torch.Tensor, torch.Tensor]], row_index: torch.Tensor,
+                     new_tokens: int) -> RowCache:
+        """From each layer's ``(keys, values)`` of the prompts (``[prompts, heads, length, head_dim]``)."""
+        cache = cls.__new__(cls)
+        cache.__init_from_tensors(layers, row_index, new_tokens)
+        return cache
+
+    def __init_from_tensors(self, layers: list[tuple[torch.Tensor, torch.Tensor]], row_index: torch.Tensor,
+                            new_tokens: int) -> None:
+        rows = [_PreallocatedLayer(keys[row_index], values[row_index], keys.shape[2] + new_tokens)
+                for keys, values in layers]
+        super().__init__(layers=rows)
 
     def keep_rows(self, rows: torch.Tensor) -> None:
         for layer in self.layers:

@@ -1,0 +1,131 @@
+"""``python -m benchmarks.perf.problems_per_step``: learning throughput at P = 1, 2, 4, 8 problems per step.
+
+One MAGRPO trainer (SmolLM2-135M-Instruct, LoRA r=8, 2 agents, G=4, fp32) on ``coop_procedural-v0``
+level 1, every reply exactly ``--tokens`` new tokens (end-of-sequence suppressed until then) so that
+the work per reply is fixed. A step with P problems rolls out P x G joint samples: all agents' rows of
+all problems decode as one batch, the env copies are scored in one sandbox batch, and the update takes
+one optimizer step per agent over all of them.
+
+Per joint sample, the step's time splits into generation (the backend's calls), scoring (the rest of
+the rollout: env steps in the sandbox) and the update. The P values run interleaved, one step of each
+per repeat, after one warm-up step each, so load drifts hit every P alike; ratios against P = 1 are
+formed within each repeat and reported as median (range). Results: ``benchmarks/results/problems_per_step.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.perf.trainer_step import spread, uptime
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "problems_per_step.md"
+ENV, ENV_KWARGS = "coop_procedural-v0", {"level": 1}
+
+
+def make_trainer(tokens: int, run_dir: str):
+    from trainers.config import TrainConfig
+    from trainers.generation.transformers_backend import TransformersBackend
+    from trainers.trainer import Trainer
+
+    cfg = TrainConfig(
+        env=ENV, env_kwargs=ENV_KWARGS, model="default", group_size=4, steps=1000, lora_r=8, lora_alpha=16,
+        sampling={"temperature": 0.6, "top_p": 0.6, "max_new_tokens": tokens}, run_dir=run_dir,
+        run_name="problems-per-step", overwrite=True, tensorboard=False, progress_bar=False, log_samples=0,
+        micro_batch_size=8, eval_problems=0, learning_rate=1e-5,
+    )
+    return Trainer(cfg, backend=lambda policies: TransformersBackend(policies, dtype="float32", min_new_tokens=tokens))
+
+
+def timed_step(trainer, problems: int) -> dict[str, float]:
+    """One training step with ``problems`` problems; seconds of generation, scoring and update."""
+    trainer.cfg = dataclasses.replace(trainer.cfg, problems_per_step=problems)
+    generating = [0.0]
+    sample = trainer.sample
+
+    def timed_sample(requests, n):
+        start = time.perf_counter()
+        try:
+            return sample(requests, n)
+        finally:
+            generating[0] += time.perf_counter() - start
+
+    trainer.sample = timed_sample
+    try:
+        metrics = trainer.train_step()
+    finally:
+        trainer.sample = sample
+    trainer.step += 1
+    samples = problems * trainer.cfg.group_size
+    return {
+        "step_s": metrics["perf/step_s"], "generation_s": generating[0],
+        "scoring_s": metrics["perf/rollout_s"] - generating[0], "update_s": metrics["perf/update_s"],
+        "joint_samples": samples, "tokens": metrics["perf/generated_tokens"], "threads": metrics.get("perf/threads", 0),
+    }
+
+
+def report(command: str, uptimes: tuple[str, str], tokens: int, runs: dict[int, list[dict[str, float]]]) -> str:
+    import torch
+
+    base = runs[1]
+    lines = [
+        "# Learning throughput: problems per step", "",
+        f"Command: `{command}`", "",
+        f"torch {torch.__version__}, threads per step: "
+        f"{sorted({int(r['threads']) for rows in runs.values() for r in rows})}.",
+        f"`uptime` at start: `{uptimes[0]}`; at end: `{uptimes[1]}`.", "",
+        f"Settings: {ENV} {ENV_KWARGS}, MAGRPO, SmolLM2-135M-Instruct fp32, LoRA r=8 on q/k/v/o, 2 agents, G=4, "
+        f"exactly {tokens} new tokens per reply, temperature 0.6, top-p 0.6, micro-batch 8. One warm-up "
+        f"step per P, then {len(base)} repeats of one step per P, interleaved.", "",
+        "| P | joint samples | step | joint samples / min | × P=1 | generated tokens / s (generation) | × P=1 "
+        "| per joint sample: generation | scoring | update |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for problems, rows in runs.items():
+        per_min = [60 * r["joint_samples"] / r["step_s"] for r in rows]
+        tok_s = [r["tokens"] / r["generation_s"] for r in rows]
+        ratio = [p / (60 * b["joint_samples"] / b["step_s"]) for p, b in zip(per_min, base)]
+        tok_ratio = [t / (b["tokens"] / b["generation_s"]) for t, b in zip(tok_s, base)]
+        per = {k: statistics.median(r[k] / r["joint_samples"] for r in rows) for k in ("generation_s", "scoring_s", "update_s")}
+        lines.append(
+            f"| {problems} | {int(rows[0]['joint_samples'])} | {statistics.median(r['step_s'] for r in rows):.1f} s "
+            f"| {statistics.median(per_min):.1f} | {spread(ratio)} | {statistics.median(tok_s):.0f} | {spread(tok_ratio)} "
+            f"| {per['generation_s']:.2f} s | {per['scoring_s']:.2f} s | {per['update_s']:.2f} s |")
+    lines += ["", "Scoring is the rollout's time outside generation (the env steps in the sandbox). Timings on a "
+              "2-core machine are noisy; the ratios come from steps taken in the same run, interleaved."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=128, help="new tokens per reply")
+    parser.add_argument("--repeats", type=int, default=3, help="timed steps per P (at least 3)")
+    parser.add_argument("--problems", type=int, nargs="+", default=[1, 2, 4, 8], help="P values (1 first)")
+    args = parser.parse_args(argv)
+    if args.repeats < 3 or args.problems[0] != 1:
+        parser.error("--repeats must be at least 3 and the P values must start with 1 (the ratios' base)")
+    command = "python -m benchmarks.perf.problems_per_step " + " ".join(sys.argv[1:] if argv is None else argv)
+    started = uptime()
+    trainer = make_trainer(args.tokens, "/tmp/llm-coop-bench")
+    try:
+        for problems in args.problems:
+            timed_step(trainer, problems)  # warm-up
+        runs: dict[int, list[dict[str, float]]] = {p: [] for p in args.problems}
+        for _ in range(args.repeats):
+            for problems in args.problems:
+                runs[problems].append(timed_step(trainer, problems))
+                print(problems, runs[problems][-1], flush=True)
+    finally:
+        trainer.close()
+    text = report(command, (started, uptime()), args.tokens, runs)
+    RESULTS.write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
