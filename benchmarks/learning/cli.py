@@ -16,7 +16,6 @@ import dataclasses
 import json
 import os
 import platform
-import shlex
 import shutil
 import sys
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from benchmarks.learning.plan import (
     DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, eval_command, plan, untrained_settings,
     teams_of, train_command, untrained_command,
 )
+from benchmarks.learning.runner import portable_command
 from benchmarks.machine import uptime
 
 META_FILE = "bench.json"
@@ -171,7 +171,7 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
     meta["algorithm_records"] = algorithm_records(meta["algorithms"], meta["overrides"])
     # Every invocation that trained is kept, with the machine's load around it: a resumed benchmark
     # ran in several sessions, under whatever load each one had.
-    meta["sessions"].append({"command": "llm-coop bench " + shlex.join(list(argv)), "uptime_start": uptime()})
+    meta["sessions"].append({"command": "llm-coop bench " + portable_command(list(argv)), "uptime_start": uptime()})
     return meta
 
 
@@ -197,7 +197,7 @@ def _train(meta: dict[str, Any], runs_dir: Path, args: argparse.Namespace) -> No
     budget = Budget.from_dict(meta["budget"])
     specs = plan(meta["algorithms"], meta["seeds"])
     commands = [train_command(spec, meta["env"], budget, runs_dir, meta["overrides"]) for spec in specs]
-    meta["train_commands"] = {spec.name: shlex.join(c) for spec, c in zip(specs, commands)}
+    meta["train_commands"] = {spec.name: portable_command(c) for spec, c in zip(specs, commands)}
     _save_meta(meta, runs_dir)
     timeout = args.timeout_min * 60 if args.timeout_min else None
     evaluate_untrained(meta, runs_dir, timeout, args.quiet)

@@ -5,6 +5,7 @@ evaluated."""
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import shutil
 import signal
@@ -69,12 +70,26 @@ def run_one(spec: RunSpec, command: list[str], runs_dir: Path, timeout_s: float 
         wall = read_outcome(runs_dir, spec).get("wall_s")
     if not error and evaluate is not None:
         error = run_process(evaluate, log_path, timeout_s, append=True)
-    outcome = {"name": spec.name, "command": command, "wall_s": wall if wall is not None else time.perf_counter() - started}
+    outcome = {"name": spec.name, "command": portable_command(command), "wall_s": wall if wall is not None else time.perf_counter() - started}
     if not error and not is_finished(runs_dir, spec):
         error = "the run ended without held-out records (no eval.json, no bench evaluation)"
     outcome.update(status="failed" if error else "done", error=_with_log_tail(error, log_path))
     (runs_dir / f"{spec.name}.run.json").write_text(json.dumps(outcome, indent=2), encoding="utf-8")
     return outcome
+
+
+def portable_command(command: Sequence[str]) -> str:
+    """``command`` as results record it: ``python`` for this interpreter, paths inside the working folder
+    relative to it, so that a committed result names no path of the machine that ran it."""
+    here = Path.cwd()
+    shown = []
+    for arg in command:
+        if arg == sys.executable:
+            arg = "python"
+        elif os.path.isabs(arg) and Path(arg).is_relative_to(here):
+            arg = str(Path(arg).relative_to(here))
+        shown.append(arg)
+    return shlex.join(shown)
 
 
 def run_process(command: list[str], log_path: Path, timeout_s: float | None, append: bool = False) -> str:
