@@ -27,6 +27,9 @@ RESULTS = Path(__file__).resolve().parents[1] / "results"
 BENCHMARKS = {
     "sandbox_throughput": "tests per second of the sandbox backends, side by side",
     "trainer_step": "seconds per training step, generation vs loss",
+    "problems_per_step": "joint samples per minute and tokens per second at 1, 2, 4 and 8 problems per step",
+    "busy_machine": "a training step alone, beside a CPU-bound process and beside a second training job",
+    "eval_speed": "the held-out evaluation's time, batched and one problem at a time",
 }
 
 
