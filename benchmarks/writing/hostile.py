@@ -11,8 +11,8 @@ over the genuine pair (a reward must never pay for text appended to an honest pa
 
 Families (the first ten follow the hostile suite of the ``-v3`` issue; the rest are ours):
 
-- ``corrupted facts``: every number changed, two names of the source swapped (who did what), the
-  first statements' polarity flipped (a negation added or dropped) and words replaced by opposites;
+- ``corrupted facts``: several facts changed: every number, two names of the source swapped (who did
+  what), every sentence's polarity flipped (a negation added or dropped), words replaced by opposites;
 - ``source fragments``: three-word fragments of the source in source order, glued into sentences;
 - ``synonym rewording``: the source's sentences with 30-45 % of their words swapped for synonyms;
 - ``homoglyph copy``: the source copied back with Cyrillic look-alike letters in its stopwords;
@@ -25,7 +25,9 @@ Families (the first ten follow the hostile suite of the ``-v3`` issue; the rest 
 - ``another source's pair``, ``generic pair``: a genuine pair written for another source, a fluent
   pair written for no source;
 - ``looping text``: the genuine first sentence, then the same sentence again and again with one
-  word changed (what a small model's loops look like).
+  word changed (what a small model's loops look like);
+- ``one flipped fact``, ``one swapped pronoun``: a single subtle change to the genuine pair (one
+  negation flipped or one number changed; one he/she swapped), held only below the genuine pair.
 """
 
 from __future__ import annotations
@@ -107,11 +109,35 @@ def corrupt(text: str, source: str) -> str:
     text = re.sub(r"\b\d+(?:\.\d+)?\b", _bump, text)
     text = _swap_names(text, source)
     parts = sentences(text)
-    for k in range(0, len(parts), 2):  # every other sentence flips its polarity
+    for k in range(len(parts)):  # every sentence flips its polarity
         flipped = _FLIP_DROP.sub("", parts[k], count=1)
         parts[k] = flipped if flipped != parts[k] else _FLIP_ADD.sub(lambda m: m.group() + " not", parts[k], count=1)
     words = [(_OPPOSITE.get(w, w) if k % 2 else w) for k, w in enumerate(" ".join(parts).split(" "))]
     return " ".join(words)
+
+
+def one_flipped_fact(case: Case) -> Pair:
+    """A single subtle change: the first sentence of the second text with its polarity flipped (or, without
+    a verb to negate, its first number changed); reported against the genuine pair, not held below 0.6."""
+    parts = sentences(case.genuine[1])
+    for k, part in enumerate(parts):
+        flipped = _FLIP_DROP.sub("", part, count=1)
+        if flipped == part:
+            flipped = _FLIP_ADD.sub(lambda m: m.group() + " not", part, count=1)
+        if flipped == part:
+            flipped = re.sub(r"\b\d+(?:\.\d+)?\b", _bump, part, count=1)
+        if flipped != part:
+            parts[k] = flipped
+            break
+    return case.genuine[0], " ".join(parts)
+
+
+_PRONOUNS = {"he": "she", "she": "he", "his": "her", "him": "her", "her": "his"}
+
+
+def one_swapped_pronoun(case: Case) -> Pair:
+    """A single subtle change: the first third-person pronoun of the second text swapped (he/she)."""
+    return case.genuine[0], re.sub(r"\b(he|she|his|him|her)\b", lambda m: _PRONOUNS[m.group()], case.genuine[1], count=1)
 
 
 # --- copies and imitations of the source ---------------------------------------------------------
@@ -266,11 +292,16 @@ FAMILIES: dict[str, Callable[[Case], Pair]] = {
     "another source's pair": lambda c: c.other,
     "generic pair": lambda c: GENERIC[c.env],
     "looping text": looping,
+    "one flipped fact": one_flipped_fact,
+    "one swapped pronoun": one_swapped_pronoun,
 }
 ONLY = {"restating detail": "tldr", "crossed halves": "arxiv"}
 """Families that fit one env only."""
 GAIN_FAMILIES = ("appended instructions",)
 """Families reported as the gain over the genuine pair (they must never gain), not as a share."""
+SUBTLE_FAMILIES = ("one flipped fact", "one swapped pronoun")
+"""Single subtle changes: reported as a share like the others, but held only below the genuine pair (the
+exact checks see some of them, the model few), not below 0.6 of it."""
 
 
 # --- the table -----------------------------------------------------------------------------------

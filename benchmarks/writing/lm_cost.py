@@ -1,31 +1,49 @@
-"""What the ``-v3`` language-model levels cost per step: one group of G pairs on one source, cold cache.
+"""What the ``-v3`` language-model levels cost per step when every pair reaches the model (the upper bound).
 
-    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.lm_cost [--group 4] [--repeats 3]
+    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.lm_cost [--group 4] [--repeats 3] [--words 95]
 
 Times ``task.evaluate_many`` (what ``step`` of G env copies runs: one batched model pass over the
-group's texts, the source read once) for G pairs made from the genuine pairs of the first sources
-(the genuine pair, it with appended instructions, reversed with ';', another source's pair: all pass the
-structure gates, so the model reads them all), each repeat on a new source so no cache helps, and the
-same evaluation on ``-v2`` for comparison. Prints seconds per step and tokens through the model.
+group's texts, the source read once) for G distinct pairs on one source that pass every gate before
+the model: each pair is the genuine pair with its texts lengthened to about ``--words`` words (about
+128 tokens, the bench's reply length) by whole sentences of other genuine texts, so the model reads
+G x 2 full-length texts. Each repeat is a new source and a fresh cache. The same evaluation on
+``-v2`` runs in the same process for comparison. Prints seconds per step, tokens through the model,
+and ``uptime``. :mod:`benchmarks.writing.step_cost` measures a whole MAGRPO step side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import time
 import warnings
 
-from benchmarks.writing.hostile import FAMILIES, cases
+from benchmarks.writing.hostile import cases, sentences
 
 
-def group(case, size: int) -> list[tuple[str, str]]:
-    makers = [lambda c: c.genuine, FAMILIES["appended instructions"], FAMILIES["reversed with ';'"],
-              FAMILIES["another source's pair"]]
-    return [makers[k % len(makers)](case) for k in range(size)]
+def lengthen(text: str, others: list[str], words: int) -> str:
+    """``text`` followed by whole sentences of ``others`` until it has about ``words`` words."""
+    out = [text]
+    for sentence in (s for other in others for s in sentences(other)):
+        if len(" ".join(out).split()) >= words:
+            break
+        out.append(sentence)
+    return " ".join(out)
 
 
-def time_env(env_id: str, size: int, repeats: int) -> tuple[list[float], int]:
+def group(found, k: int, size: int, words: int) -> list[tuple[str, str]]:
+    """G distinct full-length pairs for the k-th source."""
+    _, case = found[k % len(found)]
+    pairs = []
+    for j in range(size):
+        others = [found[(k + j + m + 1) % len(found)][1].genuine[1] for m in range(3)]
+        pairs.append((lengthen(case.genuine[0], others, words // 2 if j % 2 else words),
+                      lengthen(case.genuine[1], others[::-1], words)))
+    return pairs
+
+
+def time_env(env_id: str, size: int, repeats: int, words: int) -> tuple[list[float], int, int]:
     import llm_coop_envs
 
     with warnings.catch_warnings():
@@ -36,14 +54,18 @@ def time_env(env_id: str, size: int, repeats: int) -> tuple[list[float], int]:
     found = cases(kind, task)
     if task.lm is not None:  # load the model outside the timing (once per process)
         task.lm.score([("", "warm", " up")])
-    times, tokens = [], getattr(task.lm, "forward_tokens", 0)
+    times, tokens, scored = [], getattr(task.lm, "forward_tokens", 0), 0
     for k in range(repeats):
-        task_id, case = found[k % len(found)]
-        items = [(index[task_id], dict(zip(task.agents, pair))) for pair in group(case, size)]
+        task_id = found[k % len(found)][0]
+        items = [(index[task_id], dict(zip(task.agents, pair))) for pair in group(found, k, size, words)]
+        if task.lm is not None:
+            task.lm._cache.clear()
+            task.lm._contexts.clear()
         start = time.perf_counter()
-        task.evaluate_many(items)
+        evaluations = task.evaluate_many(items)
         times.append(time.perf_counter() - start)
-    return times, getattr(task.lm, "forward_tokens", 0) - tokens
+        scored += sum("fluency" in e.details["levels"] for e in evaluations)
+    return times, getattr(task.lm, "forward_tokens", 0) - tokens, scored
 
 
 def main() -> None:
@@ -51,11 +73,19 @@ def main() -> None:
     parser.add_argument("--envs", nargs="+", default=["tldr-v2", "tldr-v3", "arxiv_intro-v2", "arxiv_intro-v3"])
     parser.add_argument("--group", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--words", type=int, default=95, help="about 128 tokens")
     args = parser.parse_args()
-    print("| env | seconds per step of G pairs (median of repeats) | tokens through the model per step |\n|---|---|---|")
+    print("uptime at start:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    rows = []
     for env_id in args.envs:
-        times, tokens = time_env(env_id, args.group, args.repeats)
-        print(f"| {env_id} | {statistics.median(times):.2f} (G = {args.group}) | {tokens // args.repeats} |")
+        times, tokens, scored = time_env(env_id, args.group, args.repeats, args.words)
+        rows.append((env_id, times, tokens, scored))
+    print("uptime at end:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), "\n")
+    print("| env | seconds per step of G pairs (median (range) of repeats) | tokens through the model per step | pairs the model read |")
+    print("|---|---|---|---|")
+    for env_id, times, tokens, scored in rows:
+        print(f"| {env_id} | {statistics.median(times):.2f} ({min(times):.2f}–{max(times):.2f}), G = {args.group} | "
+              f"{tokens // args.repeats} | {scored} of {args.group * args.repeats} |")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ Where the pairs come from (``--pairs``):
 ``--save`` writes the pairs with their scores as JSON Lines. Example::
 
     LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.reward_agreement --pairs model --posts 16
+
+``--bootstrap N`` adds 95 % percentile intervals from N resamples of the pairs.
 """
 
 from __future__ import annotations
@@ -139,6 +141,25 @@ def correlations(rows: list[dict[str, Any]]) -> list[tuple[str, float | None]]:
     return out
 
 
+def bootstrap(rows: list[dict[str, Any]], draws: int, seed: int = 0) -> dict[str, tuple[float, float]]:
+    """95 % percentile intervals of every correlation of :func:`correlations`, resampling the pairs
+    with replacement ``draws`` times (a draw where a side is constant is left out)."""
+    import random
+
+    rng = random.Random(seed)
+    found: dict[str, list[float]] = {}
+    for _ in range(draws):
+        sample = [rows[rng.randrange(len(rows))] for _ in rows]
+        for label, rho in correlations(sample):
+            if rho is not None:
+                found.setdefault(label, []).append(rho)
+    out = {}
+    for label, values in found.items():
+        values.sort()
+        out[label] = (values[int(0.025 * (len(values) - 1))], values[int(0.975 * (len(values) - 1))])
+    return out
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="tldr-v1")
@@ -153,6 +174,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--judge-url")
     parser.add_argument("--judge-model")
     parser.add_argument("--save", help="write the scored pairs here (JSON Lines)")
+    parser.add_argument("--bootstrap", type=int, default=0, help="resamples for 95 %% intervals (0: none)")
     return parser.parse_args(argv)
 
 
@@ -174,9 +196,12 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.save).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     print(f"{len(rows)} pairs on {args.env} ({args.pairs}); mean reward {sum(r['reward'] for r in rows) / len(rows):.2f}"
           f" of {task.max_reward():g}, mean ROUGE-L {sum(r['rougeL'] for r in rows) / len(rows):.3f}\n")
-    print("| Spearman rank correlation | rho |\n|---|---|")
+    intervals = bootstrap(rows, args.bootstrap) if args.bootstrap else {}
+    print("| Spearman rank correlation | rho | 95 % bootstrap interval |\n|---|---|---|")
     for label, rho in correlations(rows):
-        print(f"| {label} | {'undefined (constant)' if rho is None else f'{rho:+.3f}'} |")
+        low, high = intervals.get(label, (None, None))
+        interval = "—" if low is None else f"{low:+.3f} to {high:+.3f}"
+        print(f"| {label} | {'undefined (constant)' if rho is None else f'{rho:+.3f}'} | {interval} |")
 
 
 if __name__ == "__main__":

@@ -29,22 +29,26 @@ components, which `infos[agent]["reward_components"]` lists as `structure`, `flu
 `consistency`, `complementarity`, `style`, `coherence` (and `judge`). The levels are those of
 [`tldr-v3`](tldr.md) (`llm_coop_envs.writing.lm_levels`), read for this task's roles:
 
-1. **structure**: the gates (both texts must end in a finished sentence), then the length ratio
-   words(`method`) / words(`background`) (similar length);
-2. **fluency**: each text's mean log-probability per token under the model, in a band;
+1. **structure**: the gates, the sentence order included (both texts must end in a finished
+   sentence), then the length ratio words(`method`) / words(`background`) (similar length);
+2. **fluency**: each text's mean log-probability per token under the model, in a band (and a `method`
+   text running against the abstract's order that reads better reversed fails);
 3. **grounding**: the pointwise mutual information of each text with the abstract (title included),
-   per token, in a band, and at most a third of a text's sentences gaining nothing from the abstract;
+   per token, in a band, at most a share of a text's sentences gaining nothing from the abstract, and
+   the **roles by halves**: each half of the `method` text must be explained by the abstract about as
+   much as the better-explained half of the `background` text or more (the background brings context
+   throughout, the methods part reports the abstract throughout; crossed halves fail);
 4. **consistency**: numbers the abstract does not state (in either text), names it does not mention
    (in the `method` text only: a background may name the field's prior work), flipped statements;
 5. **complementarity**: what the `background` text explains of the `method` text (a restatement
    fails), times the role gap: the abstract must explain the `method` text at least as much as the
    `background` text (PMI(method) − PMI(background) ≥ 0 for full credit; swapped roles fail);
-6. **style consistency** and 7. **coherence** (sentence order, clauses after `;` included): as in `-v2`;
+6. **style consistency** and 7. **coherence** (transition phrases): as in `-v2`;
 8. **judge** (optional, off by default).
 
 The word-level thresholds are in [Writing tasks: reward levels](writing.md#reward-levels); the
-language-model thresholds, their calibration and the hostile-reply table in
-[What `-v3` adds](writing.md#what-v3-adds-a-language-model-reads-the-texts).
+language-model thresholds, their calibration and the hostile-reply table below this page's version
+history ([Calibration of the `-v3` levels](#calibration-of-the-v3-levels)).
 
 `solved` (which ends a multi-turn episode early when `stop_when_solved`) means levels 1–7 at
 full credit. `infos[agent]["feedback"]` names the failed level and the numbers;
@@ -72,8 +76,11 @@ With a custom reward, `solved`, feedback and `details` still come from the level
 - v3: a language model reads the texts (fluency, grounding by pointwise mutual information with the
   abstract, complementarity by what the background explains of the methods part, the role gap by
   PMI); consistency checks of numbers, names and negations; look-alike letters mapped before the
-  copy gates, templated and unfinished texts rejected, sentences split at `;` for the order check.
-  Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env_v3`.
+  copy gates, templated and unfinished texts rejected, sentences split at `;` and `:` for the order
+  check. Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env_v3`. Changed in place before any
+  result cited its scores: the order check and two new gates run before the model, the roles are
+  checked by halves in grounding (crossed halves kept 81 % of the genuine reward), consistency also
+  sees flipped paraphrases, swapped names and stacked negations and scales the later levels.
 - v2 (deprecated; `make("arxiv_intro-v2")` warns): v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
   v1. Made by `llm_coop_envs.writing.arxiv_intro.env_v2`. Its hole: it scores words, not meaning: a
   pair with its numbers, names and negations corrupted keeps all of the genuine reward, the methods

@@ -68,7 +68,8 @@ _OPPOSITES = dict(
         ("older", "younger"), ("before", "after"), ("always", "never"), ("above", "below"), ("strong", "weak"),
         ("stronger", "weaker"), ("positive", "negative"), ("success", "failure"), ("love", "hate"),
         ("loves", "hates"), ("like", "dislike"), ("likes", "dislikes"), ("accept", "reject"), ("accepted", "rejected"),
-        ("agree", "disagree"), ("agreed", "refused"), ("fast", "slow"), ("faster", "slower"), ("early", "late"),
+        ("agree", "disagree"), ("agreed", "refused"), ("want", "refuse"), ("wants", "refuses"), ("wanted", "refused"),
+        ("cheap", "expensive"), ("bright", "faint"), ("hate", "love"), ("allowed", "forbidden"), ("alive", "dead"), ("fast", "slow"), ("faster", "slower"), ("early", "late"),
         ("earlier", "later"), ("high", "low"), ("good", "bad"), ("better", "worse"), ("best", "worst"),
         ("happy", "unhappy"), ("possible", "impossible"), ("consistent", "inconsistent"), ("stable", "unstable"),
         ("male", "female"), ("man", "woman"), ("boyfriend", "girlfriend"), ("husband", "wife"), ("win", "lose"), ("won", "lost"), ("open", "closed"), ("true", "false"),
@@ -182,18 +183,29 @@ def _is_negation(word: str) -> bool:
     return word in _NEGATIONS or (word.endswith("nt") and word[:-2] in _MODALS)
 
 
+_CONTEXT = 2
+"""Content words (besides the flipped one) a source sentence must share with the text's sentence to be the statement it restates."""
+_HYPOTHETICAL = frozenset("if unless wish would could might".split())
+_WITH_AND_WITHOUT = re.compile(r"\bwith\s+(?:and|or)\s+without\b", re.IGNORECASE)
+
+
 def polarity(text: str, scope: int = 3) -> tuple[set[str], set[str]]:
     """(stems said under a negation, stems said plainly): the first content word within ``scope`` words
-    after a negation is negated ("does not like money": like), every other content word is plain."""
+    after a negation, in the same clause, is negated ("does not like money": like), every other content
+    word is plain. Contractions other than negations ("he'll") and names are not content words."""
     negated, plain = set(), set()
     pending = 0
-    for token in re.findall(r"\w+(?:'\w+)*", text):
-        word = token.lower().replace("'", "")
+    for token in re.findall(r"\w+(?:['’]\w+)*|[,;:()]", _WITH_AND_WITHOUT.sub("with", text)):
+        if not token[0].isalnum() and token[0] != "_":
+            pending = 0  # a negation does not reach past the clause
+            continue
+        word = token.lower().replace("'", "").replace("’", "")
         if _is_negation(word):
             pending = scope
             continue
         # Names are not statements: "doesn't like Mary's chest" negates the liking, not Mary.
-        content = word not in STOPWORDS and not word.isdigit() and len(word) > 1 and not token[:1].isupper()
+        content = (word not in STOPWORDS and not word.isdigit() and len(word) > 1 and not token[:1].isupper()
+                   and ("'" not in token and "’" not in token))
         if content and pending:
             negated.add(tm.stem(word))
             pending = 0
@@ -226,13 +238,102 @@ def flipped_statements(text: str, source: str, min_share: float = 0.5) -> list[s
     return out
 
 
+def contradicted_words(text: str, source: str) -> list[str]:
+    """Statements a paraphrase flips against the source, found word by word: a content word the text
+    negates where the source says it only plainly (or says plainly where the source only negates it),
+    or a word whose opposite the source says plainly, each only when the source sentence saying it shares
+    another content word with the text's sentence (the same statement, not the same word elsewhere)."""
+    parts = []
+    for sentence in _sentences(source):
+        negated, plain = polarity(sentence)
+        if _HYPOTHETICAL & set(tm.words(sentence)):
+            # "if only I could say hi": neither said nor denied; nothing is held against it
+            negated = plain = negated | plain
+        parts.append((negated, plain - negated if not negated >= plain else plain, negated | plain))
+    source_negated = set().union(*(n for n, _, _ in parts)) if parts else set()
+    source_plain = set().union(*(p for _, p, _ in parts)) if parts else set()
+    source_words = set(tm.words(source))
+    out = []
+    for sentence in _sentences(text):
+        if sentence.rstrip().endswith("?"):
+            continue
+        negated, plain = polarity(sentence)
+        stems = negated | plain
+
+        def said(stem: str, where: int) -> bool:
+            # a source sentence says ``stem`` (plainly: where=1, negated: where=0) next to another word of ours
+            return any(stem in part[where] and len((stems - {stem}) & part[2]) >= _CONTEXT for part in parts)
+
+        out += [f"not {w}" for w in sorted(negated) if w not in source_negated and said(w, 1)]
+        out += [f"{w} (the source: not {w})" for w in sorted(plain - negated) if w not in source_plain and said(w, 0)]
+        for word in dict.fromkeys(tm.words(sentence)):
+            opposite = _OPPOSITES.get(word)
+            if opposite is None or word in source_words or opposite not in source_words:
+                continue
+            key = tm.stem(opposite)
+            if key in source_plain and key not in source_negated and said(key, 1):
+                out.append(f"{word} (the source: {opposite})")
+    return out
+
+
+def swapped_names(text: str, source: str) -> list[str]:
+    """Names put in each other's place (who did what): the text writes a source name next to a word
+    ("boyfriend Joe") where the source writes another name of the text there, and never this one."""
+    text_names = set(re.findall(r"\b[A-Z][\w'’-]*", text)) & set(names(source))
+    if len(text_names) < 2:
+        return []
+
+    def neighbours(body: str) -> dict[tuple[str, int], set[str]]:
+        found: dict[tuple[str, int], set[str]] = {}
+        for sentence in _SENTENCE_END.split(body):
+            tokens = re.findall(r"[\w'’-]+", sentence)
+            for i, token in enumerate(tokens):
+                if token not in text_names:
+                    continue
+                for side in (-1, 1):
+                    j = i + side
+                    if 0 <= j < len(tokens) and tokens[j].islower() and tokens[j] not in STOPWORDS:
+                        found.setdefault((tokens[j], side), set()).add(token)
+        return found
+
+    theirs = neighbours(source)
+    out = []
+    for key, names_here in neighbours(text).items():
+        there = theirs.get(key, set())
+        out += [f"{name} {key[0]}" for name in sorted(names_here) if there and name not in there]
+    return out
+
+
+_DOUBLED = re.compile(r"\b(?:not|never)\s+(?:\w+\s+)?(?:neither|never|no|not|nobody|nothing|none|nor)\b", re.IGNORECASE)
+
+
+def doubled_negations(text: str) -> list[str]:
+    """Negations stacked on one statement ("is not neither rich", "not almost no"): a flipped polarity
+    that no longer reads as either statement."""
+    return [m.group() for m in _DOUBLED.finditer(text)]
+
+
 def fact_problems(text: str, source: str) -> dict[str, list[str]]:
     """Every exact disagreement of a text with its source, by kind (empty lists when none)."""
+    flipped = flipped_statements(text, source) + doubled_negations(text)
+    flipped += [f for f in contradicted_words(text, source) if f not in flipped]
     return {
         "numbers": unknown_numbers(text, source),
-        "names": unknown_names(text, source),
-        "flipped": flipped_statements(text, source),
+        "names": unknown_names(text, source) + swapped_names(text, source),
+        "flipped": flipped,
     }
+
+
+def content_in_order(text: str, source: str) -> tuple[float, int]:
+    """(share of the text's content words found in the source in the same order, content words): near 1.0
+    for the source's words glued back in its order (fragments, a reworded copy), 0.1-0.8 for a summary."""
+    from llm_coop_envs.writing.grounding import in_order_share
+
+    def content(body: str) -> list[str]:
+        return [tm.stem(w) for w in tm.words(body) if w not in STOPWORDS and not w.isdigit() and len(w) > 1]
+
+    own = content(text)
+    return (in_order_share(own, content(source)) if own else 0.0), len(own)
 
 
 # --- form ----------------------------------------------------------------------------------------
@@ -249,6 +350,19 @@ def templated_share(text: str) -> float:
         return 0.0
     frames = collections.Counter(_frame(p) for p in parts)
     return frames.most_common(1)[0][1] / len(parts)
+
+
+_TRAILING = frozenset("a an the of and or but nor with for from by my your our their its which because if than into".split())
+
+
+def trails_off(text: str) -> bool:
+    """The text stops on a word no sentence ends with (an article, a preposition, a conjunction): cut off,
+    even where a missing final stop is allowed (an author's TL;DR)."""
+    stripped = text.rstrip().rstrip("\"'”’)]*_")
+    if not stripped or stripped[-1] in ".!?…":
+        return False
+    last = re.findall(r"[\w']+", stripped[-40:].lower())
+    return bool(last) and last[-1] in _TRAILING
 
 
 def unfinished(text: str) -> bool:

@@ -9,8 +9,10 @@ partner's text (what the second text adds: complementarity).
 Cost and sharing: the model is loaded at the first scored step, never at import (importing
 ``llm_coop_envs`` must not import torch); one instance per model path is shared by every env and
 every ``copy.deepcopy`` of one; all requests of a step go through one padded forward pass (split
-into chunks of at most ``max_batch_tokens``); results are cached per ``(prefix, text)``, so the
-same text on the same source is scored once per process. fp32 on CPU by default.
+into chunks of at most ``max_batch_tokens`` and of similar lengths); the source is read once and its
+keys and values are kept for the last few sources (the next call on the same source reuses them);
+results are cached per ``(context, prefix, text)``, so the same text on the same source is scored once
+per process. fp32 on CPU by default.
 """
 
 from __future__ import annotations
@@ -55,6 +57,12 @@ class TokenScores:
         """The log-probabilities of the tokens that end within ``(start, end]`` of the text."""
         return tuple(lp for lp, e in zip(self.logprobs, self.ends) if start < e <= end)
 
+    def part(self, start: int, end: int) -> TokenScores:
+        """The tokens that end within ``(start, end]``, as the scores of the text's characters from ``start``
+        (one request scoring two texts in a row gives each its own scores)."""
+        kept = [(lp, e - start) for lp, e in zip(self.logprobs, self.ends) if start < e <= end]
+        return TokenScores(tuple(lp for lp, _ in kept), tuple(e for _, e in kept))
+
 
 def prompts(source_name: str, source: str) -> dict[str, str]:
     """What the ``-v3`` levels score texts after: the same closing line with and without the source
@@ -84,6 +92,9 @@ class LanguageModel:
         self._model = self._tokenizer = None
         self._cache: collections.OrderedDict[Request, TokenScores] = collections.OrderedDict()
         self._cache_size = cache_size
+        self._contexts: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        """The last few sources' keys and values (a multi-turn episode, a group's next call read the same source)."""
+        self._contexts_size = 4
         self._lock = threading.Lock()
         self.forward_tokens = 0
         """Tokens run through the model so far (cache hits cost none): for cost reports."""
@@ -179,16 +190,24 @@ class LanguageModel:
         return [out[r] for r in requests]
 
     def _context_state(self, context: str):
-        """(context ids, its key/value cache, the hidden state at its last token), or None for no context."""
+        """(context ids, its key/value cache, the hidden state at its last token), or None for no context;
+        the last few are kept, so a source is read once however many calls score texts after it."""
         import torch
 
+        if context in self._contexts:
+            self._contexts.move_to_end(context)
+            return self._contexts[context]
         ids = self._context_ids(context)
         if not ids:
             return None
         with torch.inference_mode():
             output = self._model.get_decoder()(input_ids=torch.tensor([ids], device=self.device), use_cache=True)
         self.forward_tokens += len(ids)
-        return ids, output.past_key_values, output.last_hidden_state[0, -1:]
+        state = ids, output.past_key_values, output.last_hidden_state[0, -1:]
+        self._contexts[context] = state
+        while len(self._contexts) > self._contexts_size:
+            self._contexts.popitem(last=False)
+        return state
 
     def _forward_chunk(self, encoded, state) -> list[TokenScores]:
         import torch
@@ -234,17 +253,21 @@ class LanguageModel:
         return results
 
 
-def _chunks(encoded, max_tokens: int, context: int = 0) -> list[list[int]]:
+def _chunks(encoded, max_tokens: int, context: int = 0, max_padding: float = 1.3) -> list[list[int]]:
     """Indices grouped by length so that each padded batch holds at most ``max_tokens`` tokens (a shared
-    context of ``context`` tokens counts once per row: attention reads it for every row)."""
+    context of ``context`` tokens counts once per row: attention reads it for every row) and no row is
+    padded to more than ``max_padding`` times its own length (padding is computed like text)."""
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i][0]) + len(encoded[i][1]))
     chunks: list[list[int]] = []
+    shortest = 0
     for index in order:
-        length = context + len(encoded[index][0]) + len(encoded[index][1])
-        if chunks and length * (len(chunks[-1]) + 1) <= max_tokens:
+        own = len(encoded[index][0]) + len(encoded[index][1])
+        length = context + own
+        if chunks and length * (len(chunks[-1]) + 1) <= max_tokens and own <= max_padding * max(shortest, 1):
             chunks[-1].append(index)
         else:
             chunks.append([index])
+            shortest = own
     return chunks
 
 

@@ -1,31 +1,40 @@
 """The ``-v3`` writing reward: a language model reads the texts; exact checks guard facts.
 
-Gated levels, in order (a failed level stops the scoring; the levels after grounding are multiplied
-by fluency × grounding, so well-divided text earns only as much as it reads and is about its source):
+Gated levels, in order (a failed level stops the scoring; the levels after fluency are multiplied by
+fluency × grounding × consistency, so well-divided text earns only as much as it reads, is about its
+source and agrees with it):
 
-1. **structure**: the ``-v2`` gates run on the texts' skeleton (look-alike letters of other alphabets
-   mapped to the Latin ones they imitate), plus: no word mixes alphabets, no text is built from one
-   repeated sentence frame, the texts that must (:attr:`LMCheck.finished`) end in a finished sentence;
-   then the length ratio.
+1. **structure**: every check that needs no model, so a gated pair never reaches it: the ``-v2`` gates
+   run on the texts' skeleton (look-alike letters of other alphabets mapped to the Latin ones they
+   imitate), plus: no word mixes alphabets, no text is built from one repeated sentence frame, no text
+   strings the source's own content words together in the source's order (:attr:`LMCheck.max_content_in_order`),
+   no text stops on an article, a preposition or a conjunction, the texts that must
+   (:attr:`LMCheck.finished`) end in a finished sentence, and the ``-v2`` sentence-order check with
+   clauses after ``;`` and ``:`` counted as sentences; then the length ratio.
 2. **fluency**: the mean log-probability per token of each text on its own under the model, in a
-   band (word salad, glued fragments and broken text are unlikely; the worse text is scored).
+   band (word salad, glued fragments and broken text are unlikely; the worse text is scored). When the
+   second text's sentences run against the source's order (word-level concordance below 0), the model
+   also reads it with its sentences reversed: reading better that way fails the level.
 3. **grounding**: how much the source explains each text, the pointwise mutual information per
    token PMI = (log p(text | source) − log p(text)) / tokens: the better-grounded text's PMI in a
    band (a pair about another source or no source gains nothing), not both texts above
-   :attr:`LMCheck.copy_pmi` (together they repeat the source), and no more than
-   :attr:`LMCheck.max_off_source` of a text's tokens in sentences that gain nothing from the source
-   (an appended paragraph, a half from elsewhere, a loop).
-4. **consistency**: numbers and names the source does not state, sentences restating a source
-   sentence with flipped polarity (a negation added or dropped, a word replaced by its opposite)
-   each cost :attr:`LMCheck.fact_penalty`; at 0 the level fails.
+   :attr:`LMCheck.copy_pmi` nor the second above :attr:`LMCheck.max_second_pmi` (they repeat the
+   source), no more than :attr:`LMCheck.max_off_source` of a text's tokens in sentences that gain
+   nothing from the source (an appended paragraph, a half from elsewhere, a loop), and for arXiv the
+   roles by halves (:attr:`LMCheck.role_halves`: each half of the methods text explained about as much
+   as the background's better-explained half or more).
+4. **consistency**: numbers and names the source does not state, names put in each other's place,
+   statements with flipped polarity against the source (a negation added or dropped, a word replaced by
+   its opposite, where a source sentence shares the statement's other words; stacked negations) each
+   cost :attr:`LMCheck.fact_penalty`; at 0 the level fails.
 5. **complementarity**: redundancy = (log p(second | source, first) − log p(second | source)) / tokens,
    what the first text already says of the second, in a band (a restatement is explained by its
-   partner); for arXiv also the role gap PMI(method) − PMI(background) (the methods part reports the
-   abstract, the background brings context).
-6. **style** and 7. **coherence**: as in ``-v2``; the order check splits sentences at ``;`` too.
+   partner); for arXiv also the role gap PMI(method) − PMI(background).
+6. **style** and 7. **coherence**: as in ``-v2`` (the order check ran with the structure gates).
 
-The model is asked for every text of a step at once (:func:`requests`), so an env scoring a group
-of pairs runs one batched forward pass (:meth:`LanguageModel.score` caches the answers).
+The model is asked for every text of a step at once (:func:`requests`: four rows per pair, the first
+text and then the second after the source in one row), so an env scoring a group of pairs runs one
+batched forward pass over the source read once (:meth:`LanguageModel.score` caches the answers).
 """
 
 from __future__ import annotations
@@ -49,23 +58,72 @@ from llm_coop_envs.writing.thresholds import LevelConfig, LMCheck
 _SENTENCE = re.compile(r"[^.!?;:\n]+(?:[.!?;:]+|\n|$)")
 
 
-def requests(pair: PairTexts) -> list[Request]:
-    """What the model must score for this pair: each text alone and after the source, the second after both.
-    The source is the shared context: the model reads it once for all of them."""
+def requests(pair: PairTexts, order_suspect: bool = False) -> list[Request]:
+    """What the model must score for this pair: each text alone, the second after the source, and the
+    first then the second after the source (one row gives the first text after the source and the second
+    after both). The source is the shared context: the model reads it once for all of them. When the
+    second text's sentences run against the source's order (``order_suspect``), also the second text with
+    its sentences reversed, alone (does it read better the other way round?)."""
     parts = prompts(pair.source_name, pair.source)
     context, closing = parts["context"], parts["closing"]
-    first, second = pair.texts
-    return [("", closing, first), (context, closing, first), ("", closing, second), (context, closing, second),
-            (context, closing + first.strip() + "\n\n" + closing, second)]
+    first, second = (t.strip() for t in pair.texts)
+    asked = [("", closing, first), ("", closing, second), (context, closing, second),
+             (context, closing, first + _between(closing) + second)]
+    if order_suspect:
+        asked.append(("", closing, reversed_clauses(second)))
+    return asked
+
+
+def _between(closing: str) -> str:
+    return "\n\n" + closing
+
+
+def pair_scores(pair: PairTexts, raw: Sequence[TokenScores]) -> list[TokenScores]:
+    """The model's answers to :func:`requests` as five scores of the (stripped) texts: first alone, first
+    after the source, second alone, second after the source, second after the source and the first."""
+    closing = prompts(pair.source_name, pair.source)["closing"]
+    first = pair.texts[0].strip()
+    both = raw[3]
+    start = len(first) + len(_between(closing))
+    return [raw[0], both.part(0, len(first)), raw[1], raw[2], both.part(start, 1 << 62), *raw[4:]]
+
+
+def model_scores(pair: PairTexts, lm: LanguageModel, order_suspect: bool = False) -> list[TokenScores]:
+    """:func:`pair_scores` of this pair, asked of ``lm`` (cached answers cost nothing); a sixth score, the
+    second text reversed, when ``order_suspect``."""
+    return pair_scores(pair, lm.score(requests(pair, order_suspect)))
+
+
+def _order_suspect(metrics: dict) -> bool:
+    """The word-level order check placed more of the second text's sentence pairs against the source's
+    order than along it (the model then compares the text with its reverse)."""
+    concordance = metrics.get("order", {}).get("concordance")
+    return concordance is not None and concordance < 0
 
 
 def requests_if_scored(pair: PairTexts, config: LevelConfig) -> list[Request]:
     """:func:`requests` for a pair that passes the structure gates (a gated pair never reaches the model)."""
     skeletal = dataclasses.replace(pair, texts=tuple(facts.skeleton(t) for t in pair.texts))
     tokens = (tm.words(skeletal.texts[0]), tm.words(skeletal.texts[1]))
-    if _structure_gates(skeletal, tokens, config, {}) or _form_gates(pair, config.lm, {}):
+    metrics: dict = {}
+    if (_structure_gates(skeletal, tokens, config, metrics) or _form_gates(pair, config.lm, metrics)
+            or _order_gate(_clauses_as_sentences(skeletal), config, metrics)):
         return []
-    return requests(pair)
+    return requests(pair, _order_suspect(metrics))
+
+
+def _clauses_as_sentences(pair: PairTexts) -> PairTexts:
+    """The pair with clauses after ``;`` and ``:`` made sentences (for the order check: a text joined
+    with semicolons is not one sentence)."""
+    return dataclasses.replace(pair, texts=tuple(re.sub(r"[;:]\s+", ". ", t) for t in pair.texts))
+
+
+def _order_gate(pair: PairTexts, config: LevelConfig, metrics: dict) -> LevelOutcome | None:
+    """Sentences out of order fail the structure level, before the model reads anything."""
+    outcome = _order(pair, config, metrics)
+    if outcome is None:
+        return None
+    return dataclasses.replace(outcome, name="structure", message=outcome.message.replace("Coherence failed", "Structure failed", 1))
 
 
 def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, reference: str | None = None) -> PairScore:
@@ -76,22 +134,22 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
     skeletal = dataclasses.replace(pair, texts=tuple(facts.skeleton(t) for t in pair.texts))
     tokens = (tm.words(skeletal.texts[0]), tm.words(skeletal.texts[1]))
     metrics: dict[str, Any] = {"words": {role: len(t) for role, t in zip(pair.roles, tokens)}}
-    gate = _structure_gates(skeletal, tokens, config, metrics) or _form_gates(pair, check, metrics)
+    gate = (_structure_gates(skeletal, tokens, config, metrics) or _form_gates(pair, check, metrics)
+            or _order_gate(_clauses_as_sentences(skeletal), config, metrics))
     if gate is not None:
         return PairScore((gate,), None, metrics, names)
     rouge = None
     if reference is not None and reference.strip():
         rouge = rouge_mean(pair.texts[0], reference)
         metrics["rouge"] = round(rouge, 4)
-    scores = lm.score(requests(pair))
-    ordered = dataclasses.replace(skeletal, texts=tuple(re.sub(r";\s+", ". ", t) for t in skeletal.texts))
+    scores = model_scores(pair, lm, _order_suspect(metrics))
     later = {
         "fluency": lambda: fluency_level(pair, scores, check, metrics),
         "grounding": lambda: grounding_level(pair, scores, check, metrics),
         "consistency": lambda: consistency_level(pair, check, metrics),
         "complementarity": lambda: complementarity_level(pair, scores, check, metrics),
         "style": lambda: _style(skeletal, tokens, config, metrics),
-        "coherence": lambda: _order(ordered, config, metrics) or _coherence(tokens, config, metrics),
+        "coherence": lambda: _coherence(tokens, config, metrics),
     }
     levels = [_length_ratio(pair, tokens, config, metrics)]
     factor = 1.0
@@ -99,14 +157,18 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
         if not levels[-1].passed:
             break
         outcome = later[name]()
-        if factor < 1.0 and name not in ("fluency", "grounding"):
-            # Later levels earn only as much as the texts read as language and are about their source.
+        if factor < 1.0 and name not in _SCALING:
+            # Later levels earn only as much as the texts read as language, are about their source and agree with it.
             outcome = dataclasses.replace(outcome, score=outcome.score * factor,
-                                          message=f"{outcome.message} (× fluency × grounding {factor:.2f})")
-        if name in ("fluency", "grounding"):
+                                          message=f"{outcome.message} (× fluency × grounding × consistency {factor:.2f})")
+        if name in _SCALING:
             factor *= outcome.score
         levels.append(outcome)
     return PairScore(tuple(levels), rouge, metrics, names)
+
+
+_SCALING = ("fluency", "grounding", "consistency")
+"""The levels whose scores multiply every later level."""
 
 
 def _form_gates(pair: PairTexts, check: LMCheck, metrics: dict) -> LevelOutcome | None:
@@ -121,8 +183,13 @@ def _form_gates(pair: PairTexts, check: LMCheck, metrics: dict) -> LevelOutcome 
         if templated > check.max_templated:
             problems.append(f"the {role} text repeats one sentence frame ({templated:.0%} of its sentences; at most "
                             f"{check.max_templated:.0%})")
-        if must_finish and facts.unfinished(text):
+        if (must_finish and facts.unfinished(text)) or facts.trails_off(text):
             problems.append(f"the {role} text stops mid-sentence")
+        in_order, content_words = facts.content_in_order(facts.skeleton(text), pair.source)
+        metrics.setdefault("content_in_order", {})[role] = round(in_order, 4)
+        if content_words >= check.min_content_words and in_order > check.max_content_in_order:
+            problems.append(f"the {role} text strings the {pair.source_name}'s own words together in its order "
+                            f"({in_order:.0%} of its content words; at most {check.max_content_in_order:.0%}): write in your own words")
     if not problems:
         return None
     return LevelOutcome("structure", 0.0, False, "Structure failed: " + "; ".join(problems) + ".")
@@ -139,10 +206,29 @@ def fluency_level(pair: PairTexts, scores: Sequence[TokenScores], check: LMCheck
     score = check.fluency.score(values[worst])
     what = (f"mean log-probability per token {', '.join(f'{r} {v:.2f}' for r, v in values.items())} "
             f"({check.fluency.describe()})")
+    if len(scores) > 5 and len(scores[2]):
+        # The second text runs against the source's order: does it read better the other way round?
+        gain = (scores[5].total - scores[2].total) / len(scores[2])
+        metrics["reversed_gain"] = round(gain, 4)
+        if gain > check.max_reversed_gain:
+            second = pair.roles[1]
+            return LevelOutcome("fluency", 0.0, False,
+                                f"Fluency failed: the {second} text reads better with its sentences in reverse order "
+                                f"({gain:+.2f} nats per token; at most {check.max_reversed_gain:+.2f} where its points run "
+                                f"against the {pair.source_name}'s order): keep the sentences in a logical order.")
     if score > 0:
         hint = "" if score == 1.0 else f": the {worst} text reads poorly; write plain, grammatical sentences"
         return LevelOutcome("fluency", score, True, f"Fluency passed: {what}{hint}.")
     return LevelOutcome("fluency", 0.0, False, f"Fluency failed: {what}: the {worst} text does not read as language.")
+
+
+def reversed_clauses(text: str) -> str:
+    """The text with its sentences (and clauses after ``;`` or ``:``) in reverse order, each ending with the
+    punctuation that stood at its new place ("A; B; C." becomes "C; B; A."): what the order check compares with."""
+    parts = [text[a:b] for a, b in sentence_spans(text)]
+    bodies = [p.strip().rstrip(".!?;:").strip() for p in parts]
+    ends = [p.strip()[len(p.strip().rstrip(".!?;:")):] or "" for p in parts]
+    return " ".join(body + end for body, end in zip(bodies[::-1], ends)).strip()
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -163,12 +249,22 @@ def off_source_share(plain: TokenScores, given: TokenScores, text: str, threshol
     return off / total if total else 1.0
 
 
+def _half_pmis(plain: TokenScores, given: TokenScores) -> tuple[float, float]:
+    """The source's gain per token over the first and the second half of a text's tokens."""
+    gains = [g - p for p, g in zip(plain.logprobs, given.logprobs)]
+    half = len(gains) // 2
+    if not half:
+        value = math.fsum(gains) / max(len(gains), 1)
+        return value, value
+    return math.fsum(gains[:half]) / half, math.fsum(gains[half:]) / (len(gains) - half)
+
+
 def grounding_level(pair: PairTexts, scores: Sequence[TokenScores], check: LMCheck, metrics: dict) -> LevelOutcome:
     pmi, off = {}, {}
     for k, (role, text) in enumerate(zip(pair.roles, pair.texts)):
         plain, given = scores[2 * k], scores[2 * k + 1]
         pmi[role] = (given.total - plain.total) / max(len(plain), 1)
-        off[role] = off_source_share(plain, given, text, check.sentence_pmi)
+        off[role] = off_source_share(plain, given, text.strip(), check.sentence_pmi)
     metrics["pmi"] = {role: round(v, 4) for role, v in pmi.items()}
     metrics["off_source_share"] = {role: round(v, 4) for role, v in off.items()}
     band, name = check.pmi, pair.source_name
@@ -178,8 +274,21 @@ def grounding_level(pair: PairTexts, scores: Sequence[TokenScores], check: LMChe
     best = max(pmi, key=pmi.get)
     score = band.score(pmi[best])
     strayed = [role for role, share in off.items() if share > check.max_off_source]
+    crossed = None
+    if check.role_halves is not None:
+        halves = [_half_pmis(scores[2 * k], scores[2 * k + 1]) for k in range(2)]
+        crossed = min(halves[1]) - max(halves[0])
+        metrics["role_halves"] = round(crossed, 4)
+        what += (f"; the {pair.roles[1]} text's less explained half gains {crossed:+.2f} more than the "
+                 f"{pair.roles[0]} text's better explained half (above {check.role_halves:+.2f})")
     if strayed:
         why = f"the {' and '.join(strayed)} text says things the {name} does not explain"
+    elif crossed is not None and crossed < check.role_halves:
+        why = (f"the {pair.roles[0]} text reports the {name} where the {pair.roles[1]} text brings context: the roles "
+               f"are crossed (the {pair.roles[0]} text brings context, the {pair.roles[1]} text reports the {name} throughout)")
+    elif check.max_second_pmi is not None and pmi[pair.roles[1]] > check.max_second_pmi:
+        why = (f"the {pair.roles[1]} text repeats the {name} instead of retelling it (above {check.max_second_pmi:.2f} "
+               f"per token)")
     elif min(pmi.values()) > check.copy_pmi:
         why = f"both texts repeat the {name} instead of writing about it (above {check.copy_pmi:.2f} per token)"
     elif score == 0:

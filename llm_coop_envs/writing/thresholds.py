@@ -103,6 +103,14 @@ class LMCheck:
     copy_pmi: float = 1.55
     """Grounding fails when both texts gain more than this per token: together they repeat the source
     (reworded or disguised); genuine pairs stay below it."""
+    max_reversed_gain: float = 0.0
+    """When the second text's sentences run against the source's order (word-level concordance below 0),
+    fluency fails if the text alone gains more than this per token from having its sentences reversed
+    (the model reads it better the other way round)."""
+    max_second_pmi: float | None = None
+    """Grounding fails when the second text alone gains more than this per token: it repeats the source
+    (a reworded copy), where a retelling in its own words gains less. None: not checked (an abstract's
+    methods part may restate it closely)."""
     sentence_pmi: float = 0.05
     """A sentence whose tokens gain less than this (per token) from the source is off-source."""
     max_off_source: float = 0.45
@@ -112,6 +120,15 @@ class LMCheck:
     role_gap: Band | None = None
     """arXiv: PMI(second) − PMI(first): the methods part reports the abstract, the background brings
     context (negative: the roles are swapped). None: not checked."""
+    max_content_in_order: float = 0.9
+    """Structure fails when more than this share of a text's content words appear in the source in the
+    same order (the source's words glued back: fragments, a reworded copy)..."""
+    min_content_words: int = 15
+    """...for texts with at least this many content words (an author's short TL;DR may reuse its post's words)."""
+    role_halves: float | None = None
+    """arXiv: the least-explained half of the second text (PMI per token, each half of its tokens) minus the
+    best-explained half of the first must be above this, or the roles are crossed and grounding fails (the
+    methods part reports the abstract throughout, the background brings context throughout). None: not checked."""
     max_templated: float = 0.5
     """Structure fails when more than this share of a text's sentences repeat one frame."""
     finished: tuple[bool, bool] = (False, True)
@@ -119,7 +136,8 @@ class LMCheck:
     check_names: tuple[bool, bool] = (True, True)
     """Which texts must name only what the source names (a background may bring outside names)."""
     fact_penalty: float = 0.5
-    """Consistency loses this much per disagreement with the source; at 0 the level fails."""
+    """Consistency loses this much per disagreement with the source; at 0 the level fails. The levels
+    after it are multiplied by its score (a pair with a wrong fact earns less for being well written)."""
 
     def __post_init__(self) -> None:
         for name in ("fluency", "pmi", "redundancy"):
@@ -129,6 +147,10 @@ class LMCheck:
             raise TypeError("LMCheck.role_gap must be a Band or None.")
         if not 0.0 <= self.max_off_source <= 1.0 or not 0.0 < self.max_templated <= 1.0:
             raise ValueError("LMCheck.max_off_source must be within [0, 1] and max_templated within (0, 1].")
+        if not 0.0 <= self.max_content_in_order <= 1.0:
+            raise ValueError(f"LMCheck.max_content_in_order must be within [0, 1], got {self.max_content_in_order!r}.")
+        if isinstance(self.min_content_words, bool) or not isinstance(self.min_content_words, int) or self.min_content_words < 1:
+            raise ValueError(f"LMCheck.min_content_words must be a positive int, got {self.min_content_words!r}.")
         if not 0.0 < self.fact_penalty <= 1.0:
             raise ValueError(f"LMCheck.fact_penalty must be within (0, 1], got {self.fact_penalty!r}.")
 
@@ -305,13 +327,15 @@ ARXIV_V2_LEVELS = dataclasses.replace(ARXIV_V1_LEVELS, order=OrderCheck())
 # source, complementarity by what the first text explains of the second), exact checks of numbers,
 # names and negations, and the word-level holes closed (look-alike letters, templates, unfinished
 # text). ROUGE against the one reference no longer counts (weight 0; still in the details). Why each
-# number: docs/envs/writing.md ("What -v3 adds"), from `python -m benchmarks.writing.lm_calibration`.
+# number: the calibration section of docs/envs/tldr.md and docs/envs/arxiv_intro.md, from
+# `python -m benchmarks.writing.lm_calibration`.
 TLDR_V3_LEVELS = dataclasses.replace(
-    TLDR_V2_LEVELS, lm=LMCheck(), weights=RewardWeights(rouge=0.0),
+    TLDR_V2_LEVELS, lm=LMCheck(max_second_pmi=1.7), weights=RewardWeights(rouge=0.0),
 )
 """``tldr-v3``: ``tldr-v2`` with the language-model levels and the exact checks; ROUGE weight 0."""
 
 ARXIV_V3_LEVELS = dataclasses.replace(
-    ARXIV_V2_LEVELS, lm=LMCheck(role_gap=Band(-0.2, 0.0, 10.0, 10.0), finished=(True, True), check_names=(False, True)),
+    ARXIV_V2_LEVELS, lm=LMCheck(role_gap=Band(-0.2, 0.0, 10.0, 10.0), role_halves=-0.23, finished=(True, True),
+                                check_names=(False, True)),
 )
 """``arxiv_intro-v3``: ``arxiv_intro-v2`` with the language-model levels and the exact checks."""

@@ -31,33 +31,39 @@ components, which `infos[agent]["reward_components"]` lists as `structure`, `flu
 scored step and shared by every env and copy) reads the texts; exact checks guard numbers, names and
 negations (`llm_coop_envs.writing.lm_levels`):
 
-1. **structure**: gates on each text (length in words, distinct words, function words, no copying
-   from the post, read after mapping look-alike letters of other alphabets to Latin; no word mixing
-   alphabets; no text built from one repeated sentence frame; the `detail` text ends in a finished
-   sentence), then the length ratio words(`detail`) / words(`tldr`);
+1. **structure**: gates on each text, all before the model reads anything (length in words, distinct
+   words, function words, no copying from the post, read after mapping look-alike letters of other
+   alphabets to Latin; no word mixing alphabets; no text built from one repeated sentence frame; no
+   text stringing the post's own words together in the post's order; no text stopping on an article,
+   a preposition or a conjunction, and the `detail` text ends in a finished sentence; the **sentence
+   order**, clauses after `;` and `:` counted as sentences: no text opens with a connective that needs
+   a sentence before it, and the `detail` text does not run against the post's order), then the
+   length ratio words(`detail`) / words(`tldr`);
 2. **fluency**: the mean log-probability per token of each text on its own, in a band (word salad,
-   glued fragments, broken text fail); the levels after grounding are multiplied by fluency × grounding;
+   glued fragments, broken text fail); a `detail` text whose points run against the post's order also
+   fails when the model reads it better with its sentences reversed; the levels after fluency are
+   multiplied by fluency, grounding and consistency;
 3. **grounding**: how much the post explains each text: the pointwise mutual information per token,
    (log p(text | post) − log p(text)) / tokens, in a band (a text about another post or about no post
-   gains nothing, a text that repeats the post gains too much), and at most a third of a text's
-   sentences may gain nothing from the post (an appended paragraph, a half from elsewhere);
-4. **consistency**: each number or name the post does not state, and each statement whose polarity
-   is flipped against the post sentence it restates (a negation added or dropped, a word swapped for
-   its opposite), costs half the level; at 0 it fails;
+   gains nothing; a `detail` text that repeats the post, reworded or disguised, gains too much and
+   fails), and at most a share of a text's sentences may gain nothing from the post (an appended
+   paragraph, a half from elsewhere);
+4. **consistency**: each number or name the post does not state, each pair of names put in each
+   other's place, and each statement whose polarity is flipped against the post (a negation added or
+   dropped, a word swapped for its opposite, where a post sentence says the same thing with other
+   shared words; negations stacked on one statement) costs half the level; at 0 it fails;
 5. **complementarity**: what the `tldr` text already says of the `detail` text, (log p(detail | post,
    tldr) − log p(detail | post)) / tokens, in a band (a detail that restates the TL;DR fails);
 6. **style consistency**: vocabulary overlap of the two texts, in a band (repetition fails);
-7. **coherence**: transition phrases of several kinds, not stuffed, and the **sentence order**
-   (clauses after `;` count as sentences): no text opens with a connective that needs a sentence
-   before it, and the `detail` text does not run against the post's order;
+7. **coherence**: transition phrases of several kinds, not stuffed;
 8. **judge** (optional, off by default): as in `-v2`, an OpenAI-compatible chat endpoint grades the pair.
 
 ROUGE of the `tldr` text against the author's TL;DR is still measured (`details["metrics"]["rouge"]`)
 but has weight 0: an equally faithful TL;DR in other words no longer loses reward to it.
 
 The word-level thresholds are in one table: [Writing tasks: reward levels](writing.md#reward-levels);
-the language-model thresholds, their calibration and the hostile-reply table are in
-[What `-v3` adds](writing.md#what-v3-adds-a-language-model-reads-the-texts).
+the language-model thresholds, their calibration, the hostile-reply table and the cost are below this
+page's version history ([Calibration of the `-v3` levels](#calibration-of-the-v3-levels)).
 
 `solved` (which ends a multi-turn episode early when `stop_when_solved`) means levels 1–7 all at
 full credit. `infos[agent]["feedback"]` (passed on to the next turn by the default `"tests"`
@@ -87,8 +93,13 @@ the data file, so a problem scores the same in every split.
 - v3: a language model reads the texts: fluency, grounding by pointwise mutual information with the
   post, complementarity by what the TL;DR explains of the detail; consistency checks of numbers,
   names and negations; look-alike letters mapped before the copy gates, templated and unfinished
-  texts rejected, sentences split at `;` for the order check; ROUGE weight 0. Maximum 7.0. Made by
-  `llm_coop_envs.writing.tldr.env_v3`.
+  texts rejected, sentences split at `;` and `:` for the order check; ROUGE weight 0. Maximum 7.0.
+  Made by `llm_coop_envs.writing.tldr.env_v3`. Changed in place before any result cited its scores
+  (the hostile families still kept up to all of the genuine reward): the order check and two new gates
+  (the post's words glued in its order, a text trailing off on an article) run before the model; a
+  detail read better reversed fails fluency; a detail repeating the post fails grounding; consistency
+  also sees flipped paraphrases, swapped names and stacked negations and scales the later levels; the
+  model reads four rows per pair instead of five (the same numbers).
 - v2 (deprecated; `make("tldr-v2")` warns): v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
   v1. Made by `llm_coop_envs.writing.tldr.env_v2`. Its hole: it scores words, not meaning: a pair
   with its numbers, names and negations corrupted keeps 99 % of the genuine reward, the detail's

@@ -43,6 +43,41 @@ def test_a_flipped_negation_or_an_opposite_word_is_caught_and_a_paraphrase_is_no
     assert facts.flipped_statements("Him: 23 year old female with a job at Acme.", SOURCE)  # male -> female
 
 
+def test_a_paraphrase_that_flips_a_fact_is_caught_and_an_honest_one_is_not():
+    source = "My classmate is morbidly obese. She wants to study law. If only I wasn't busy, I could say hi to her."
+    assert facts.contradicted_words("The poster's classmate in a weekly lab is not morbidly obese.", source)
+    assert facts.contradicted_words("Her classmate refuses to study law next year.", source)  # wants -> refuses
+    assert facts.contradicted_words("The classmate is morbidly obese and wants to study law.", source) == []
+    # a hypothetical in the source ("if only ... could") is neither said nor denied
+    assert facts.contradicted_words("The poster could not say hi to her while busy.", source) == []
+    # "he'll" is not a word "hell", and a negation does not reach past a comma
+    assert facts.polarity("if he doesn't get out, he'll be put to sleep") == ({"get"}, {"sleep", "put"}) or \
+        "hell" not in set().union(*facts.polarity("if he doesn't get out, he'll be put to sleep"))
+    assert facts.polarity("models with and without corrections")[0] == set()
+
+
+def test_names_put_in_each_other_s_place_are_caught():
+    source = "Mary asked her boyfriend Joe what he dislikes about her. Joe said Mary is nice."
+    assert facts.swapped_names("Joe asked her boyfriend Mary what he dislikes.", source)
+    assert facts.swapped_names("Mary asked her boyfriend Joe a question.", source) == []
+
+
+def test_source_words_glued_in_source_order_are_found():
+    source = ("The dog escaped from the yard today and animal control caught him. The family cannot pay the fee "
+              "of one hundred and fifty dollars, so the shelter will put him to sleep next week unless someone helps.")
+    glued = "Dog escaped with yard today, and animal control caught so family cannot pay with fee which shelter will put."
+    share, count = facts.content_in_order(glued, source)
+    assert share == 1.0 and count >= 12
+    honest = "After a dog got out, the owners learned that a fee they cannot afford decides whether he lives."
+    assert facts.content_in_order(honest, source)[0] < 0.9
+
+
+def test_a_text_that_stops_on_an_article_or_a_preposition_trails_off():
+    assert facts.trails_off("Above is a list of reasons why I want to become a")
+    assert not facts.trails_off("She doesn't want him to") and not facts.trails_off("I care about her")
+    assert not facts.trails_off("We broke up.") and not facts.trails_off("")
+
+
 def test_templates_and_unfinished_texts():
     frame = "\n".join(f"- The post explains how the {a} affects the {b}." for a, b in [("job", "money"), ("age", "work"), ("love", "plans")])
     assert facts.templated_share(frame) == 1.0
@@ -122,6 +157,43 @@ def test_a_shared_context_scores_like_the_context_written_out(tiny_lm):
     for a, b in zip(LanguageModel(tiny_lm._spec).score(shared), LanguageModel(tiny_lm._spec).score(spelled)):
         assert len(a) == len(b) and all(math.isclose(x, y, abs_tol=1e-4) for x, y in zip(a.logprobs, b.logprobs))
     assert copy.deepcopy(tiny_lm) is tiny_lm
+
+
+def test_one_row_scores_the_first_text_after_the_source_and_the_second_after_both(tiny_lm):
+    from llm_coop_envs.writing.lm import prompts
+    from llm_coop_envs.writing.lm_levels import model_scores
+
+    pair = PairTexts(("tldr", "detail"), (" He is 23 and she is 20. ", "They met at work; she wants a non-profit job."),
+                     SOURCE, "post")
+    scores = model_scores(pair, LanguageModel(tiny_lm._spec))
+    parts = prompts("post", SOURCE)
+    context, closing = parts["context"], parts["closing"]
+    first, second = (t.strip() for t in pair.texts)
+    separate = LanguageModel(tiny_lm._spec).score(
+        [("", closing, first), (context, closing, first), ("", closing, second), (context, closing, second),
+         (context, closing + first + "\n\n" + closing, second)])
+    for a, b in zip(scores, separate):
+        assert a.ends == b.ends and all(math.isclose(x, y, abs_tol=1e-4) for x, y in zip(a.logprobs, b.logprobs))
+
+
+def test_batches_pad_no_row_to_much_more_than_its_length():
+    from llm_coop_envs.writing.lm import _chunks
+
+    encoded = [([], [0] * n, []) for n in (10, 11, 12, 30, 31, 100)]
+    chunks = _chunks(encoded, 16384)
+    assert chunks == [[0, 1, 2], [3, 4], [5]]
+
+
+def test_a_source_is_read_once_across_calls(tiny_lm):
+    lm = LanguageModel(tiny_lm._spec)
+    context = "The post: a long source text that several calls score texts after.\n"
+    lm.score([(context, "A", " b c")])
+    spent = lm.forward_tokens
+    [again] = lm.score([(context, "A", " d e")])
+    fresh = LanguageModel(tiny_lm._spec)
+    [alone] = fresh.score([(context, "A", " d e")])
+    assert lm.forward_tokens - spent < fresh.forward_tokens  # the context's tokens were not run again
+    assert all(math.isclose(x, y, abs_tol=1e-4) for x, y in zip(again.logprobs, alone.logprobs))
 
 
 def test_cached_requests_cost_no_forward_pass(tiny_lm):

@@ -1,20 +1,20 @@
 """``-v3`` with the real small model: genuine pairs keep a high reward and every hostile family stays below it.
 
-Slow (the model reads about 30 pairs per env); skipped when torch or the default model is not on this
+Slow (the model reads about 40 pairs per env); skipped when torch or the default model is not on this
 machine (``llm-coop pull-model`` fetches it; the tests never download it).
 """
 
 import pytest
 
-from benchmarks.writing.hostile import FAMILIES, GAIN_FAMILIES, ONLY, cases, step_rewards
+from benchmarks.writing.hostile import FAMILIES, GAIN_FAMILIES, ONLY, SUBTLE_FAMILIES, cases, step_rewards
 
 pytestmark = pytest.mark.slow
 SOURCES = 3
 """Sources per env: enough to see each family on several texts, few enough for a CPU."""
 MAX_SHARE = 0.6
 """Every family keeps less than this share of the genuine pair's reward on the same source."""
-KNOWN_OPEN = {"corrupted facts", "reversed with ';'", "crossed halves", "source fragments"}
-"""Families -v3 does not yet hold below MAX_SHARE everywhere (benchmarks/results/writing_v3/hostile.md):
+KNOWN_OPEN = {"corrupted facts"}
+"""Families -v3 does not yet hold below MAX_SHARE on these sources (benchmarks/results/writing_v3/hostile.md):
 they must still score below the genuine pair."""
 
 
@@ -43,7 +43,7 @@ def test_genuine_pairs_beat_every_hostile_family(default_model, data_dir, env_id
         for name, reward in rewards.items():
             if name in GAIN_FAMILIES:
                 assert reward <= genuine + 1e-9, (task_id, name, reward, genuine)
-            elif name in KNOWN_OPEN:
+            elif name in KNOWN_OPEN or name in SUBTLE_FAMILIES:
                 assert reward <= genuine + 1e-9, (task_id, name, reward, genuine)
             else:
                 assert reward < MAX_SHARE * genuine, (task_id, name, reward, genuine)
