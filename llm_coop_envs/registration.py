@@ -19,6 +19,8 @@ from typing import Any
 
 ENV_ID_RE = re.compile(r"^(?P<name>[A-Za-z0-9][\w.]*)-v(?P<version>\d+)$")
 PETTINGZOO_NAMESPACE = "llm_coop"
+GYMNASIUM_NAMESPACE = "llm_coop_envs"
+SINGLE_AGENT_ENTRY_POINT = "llm_coop_envs.wrappers.single_agent:make_single_agent"
 
 
 class RegistrationError(ValueError):
@@ -89,13 +91,15 @@ def register(id: str, entry_point: str | Callable[..., Any], **default_kwargs: A
     ``entry_point`` is a ``"module:attribute"`` string (imported only when the env is made) or a
     callable; it is called with the merged keyword arguments and must return a PettingZoo
     ``ParallelEnv``. The env is also registered in PettingZoo's parallel and AEC registries as
-    ``llm_coop/<id>``.
+    ``llm_coop/<id>``, and with Gymnasium as ``llm_coop_envs/<id>``: one agent's view of it
+    (:class:`~llm_coop_envs.wrappers.SingleAgentEnv`), the other roles silent unless told.
     """
     if id in _REGISTRY:
         raise RegistrationError(f"{id!r} is already registered; bump the version (e.g. '-v1') instead.")
     env_spec = EnvSpec(id=id, entry_point=entry_point, kwargs=default_kwargs)
     _REGISTRY[id] = env_spec
     _register_with_pettingzoo(id)
+    _register_with_gymnasium(id)
     return env_spec
 
 
@@ -203,3 +207,20 @@ def _register_with_pettingzoo(id: str) -> None:
         pz_register("parallel", pz_id, entry_point=functools.partial(make, id))
     if pz_id not in aec_registry:
         pz_register("aec", pz_id, entry_point=functools.partial(make_aec, id))
+
+
+def gymnasium_id(id: str) -> str:
+    """The Gymnasium id of the registered env ``id``: ``llm_coop_envs/<id>``."""
+    return f"{GYMNASIUM_NAMESPACE}/{id}"
+
+
+def _register_with_gymnasium(id: str) -> None:
+    """Register ``llm_coop_envs/<id>`` with Gymnasium: ``gymnasium.make`` builds it through
+    :func:`~llm_coop_envs.wrappers.single_agent.make_single_agent` (``agent=``, ``partners=``, and
+    every keyword ``make`` takes, ``render_mode`` included). Like PettingZoo, Gymnasium finds the id
+    once ``llm_coop_envs`` is imported, or when it is named as ``llm_coop_envs:llm_coop_envs/<id>``."""
+    import gymnasium
+
+    gym_id = gymnasium_id(id)
+    if gym_id not in gymnasium.registry:
+        gymnasium.register(gym_id, entry_point=SINGLE_AGENT_ENTRY_POINT, kwargs={"env_id": id})
