@@ -206,7 +206,12 @@ def sync_backend(backend: Any, policies: Any) -> None:
 @contextmanager
 def local_gradients(accelerator: Any, module: torch.nn.Module) -> Iterator[None]:
     """Backward passes inside accumulate gradients locally (no all-reduce). A sharded module is
-    gathered on entry and stays gathered until :func:`synchronize_gradients`."""
+    gathered on entry and stays gathered until :func:`synchronize_gradients`. With one process there
+    is nothing to hold back (and a one-process FSDP launch leaves the model unsharded, where
+    Accelerate's ``no_sync`` would call a method only sharded models have)."""
+    if accelerator.num_processes <= 1:
+        yield
+        return
     if fsdp.is_sharded(module):
         fsdp.unshard(module, accumulate=True)
         yield
