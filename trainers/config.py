@@ -192,8 +192,10 @@ class TrainConfig:
     min(π_old / π_sampler, importance_cap) (``None``: off). For a sampler that is not the trained
     model (``backend: vllm``); needs the sampler's log-probs (replies without them get weight 1)."""
     generation_dtype: str = "float32"
-    """Compute dtype for generation: ``bfloat16`` autocast pays off on GPUs and CPUs with native bf16
-    (AVX512-BF16/AMX); on AVX2-only CPUs it is ~3x slower than ``float32`` (measured), hence the default."""
+    """Compute dtype for generation: ``bfloat16`` autocast pays off for models large enough that the
+    GPU's matrix work dominates, and on CPUs with native bf16 (AVX512-BF16/AMX); on AVX2-only CPUs it is
+    ~3x slower than ``float32``, and for the 135M default on an H100 ~1.5x slower (the step is bound by
+    kernel launches; ``benchmarks/results/gpu_check.md``), hence the default."""
     train_dtype: str = "float32"
     """Compute dtype for the loss forward/backward (autocast; weights stay fp32). Same trade-off as
     ``generation_dtype``: use ``bfloat16`` on GPUs."""

@@ -93,6 +93,7 @@ def tiny_config(tmp_path, **fields):
         lora_r=4, lora_alpha=8, sampling={"max_new_tokens": 8, "temperature": 1.0}, progress_bar=False,
         tensorboard=False, generation_dtype="float32", train_dtype="float32", env_workers=2,
         cpu_threads=1,  # fixed: runs compared bit for bit (resume, many processes) need one thread count
+        device="cpu",  # the tests build CPU tensors next to the policies' (a visible GPU failed 13 of them)
     )
     defaults.update(fields)
     return TrainConfig(**defaults)
