@@ -18,7 +18,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from trainers.threads import prefer_passive_waiting
 
 TRAIN_EXAMPLES = """Examples:
   llm-coop train --preset cpu-demo                    # the CPU demo: SmolLM2-135M on coop_basics-v0
@@ -56,7 +55,6 @@ def train_command(argv: Sequence[str]) -> int:
     Example: llm-coop train --preset cpu-demo    # a short MAGRPO run on the CPU, before/after table
     """
     args = _train_parser().parse_args(list(argv))
-    prefer_passive_waiting()  # before torch is imported: OpenMP reads it once
     from trainers.config import ConfigError, describe_fields, load_config
 
     if args.help_config:

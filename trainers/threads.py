@@ -8,10 +8,9 @@ thread count again before each rollout, update and evaluation (``cpu_threads="au
 process may use (its CPU affinity, which containers and ``taskset`` set) less the runnable threads of
 other processes seen right now, at least one. A fixed number (``cpu_threads=2``) turns the check off.
 
-Waiting threads sleep instead of spinning when ``OMP_WAIT_POLICY`` is ``PASSIVE``; OpenMP reads it only
-when torch is first imported, so :func:`prefer_passive_waiting` sets it (unless the user did) in the
-command-line entry points, before torch is imported. A GPU run is unaffected: this only sizes the CPU's
-thread pool.
+OpenMP's waiting policy is left as it is (threads spin briefly at each barrier): with one thread there
+is nothing to wait for, and on a quiet machine ``OMP_WAIT_POLICY=PASSIVE`` made a step ~25 % slower
+(``benchmarks/results/busy_machine.md``). A GPU run is unaffected: this only sizes the CPU's thread pool.
 """
 
 from __future__ import annotations
@@ -61,11 +60,6 @@ def fit_threads(setting: int | str = "auto") -> int:
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
     return threads
-
-
-def prefer_passive_waiting() -> None:
-    """Idle OpenMP threads sleep rather than spin (unless the user chose); call before importing torch."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def _running_threads() -> int | None:

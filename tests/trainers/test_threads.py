@@ -36,17 +36,6 @@ def test_this_process_own_threads_are_not_counted_as_busy_elsewhere():
     assert threads._own_running_threads() >= 1  # the reading thread itself is running
 
 
-def test_passive_waiting_keeps_a_users_choice(monkeypatch):
-    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
-    threads.prefer_passive_waiting()
-    import os
-
-    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
-    monkeypatch.delenv("OMP_WAIT_POLICY")
-    threads.prefer_passive_waiting()
-    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
-
-
 @pytest.mark.parametrize("value", [0, -1, "many", 1.5])
 def test_the_config_refuses_anything_but_auto_or_a_positive_count(value):
     from trainers.config import TrainConfig
