@@ -1,15 +1,18 @@
 """``python -m benchmarks.perf.problems_per_step``: learning throughput at P = 1, 2, 4, 8 problems per step.
 
-One MAGRPO trainer (SmolLM2-135M-Instruct, LoRA r=8, 2 agents, G=4, fp32) on ``coop_procedural-v0``
-level 1, every reply exactly ``--tokens`` new tokens (end-of-sequence suppressed until then) so that
-the work per reply is fixed. A step with P problems rolls out P x G joint samples: all agents' rows of
-all problems decode as one batch, the env copies are scored in one sandbox batch, and the update takes
-one optimizer step per agent over all of them.
+One MAGRPO trainer (SmolLM2-135M-Instruct, LoRA r=8, 2 agents, G=4, fp32) on P distinct coding
+prompts per step (the trainer-step benchmark's prompt, one variant per problem), every reply exactly
+``--tokens`` new tokens (end-of-sequence suppressed until then) and a graded reward (the share of the
+letter e, as in :mod:`benchmarks.perf.trainer_step`) so that every reply has a non-zero advantage: the
+work per joint sample is fixed, none is skipped. A step with P problems decodes all agents' rows of all
+problems as one batch and takes one optimizer step per agent over all of them.
 
 Per joint sample, the step's time splits into generation (the backend's calls), scoring (the rest of
-the rollout: env steps in the sandbox) and the update. The P values run interleaved, one step of each
-per repeat, after one warm-up step each, so load drifts hit every P alike; ratios against P = 1 are
-formed within each repeat and reported as median (range). Results: ``benchmarks/results/problems_per_step.md``.
+the rollout: env steps) and the update. With this reward scoring is nearly free; the sandbox's share
+on a coding env is the rollout's remainder in a real run (``perf/rollout_s``) and is measured by
+:mod:`benchmarks.perf.sandbox_throughput`. The P values run interleaved, one step of each per repeat,
+after one warm-up step each, so load drifts hit every P alike; ratios against P = 1 are formed within
+each repeat and reported as median (range). Results: ``benchmarks/results/problems_per_step.md``.
 """
 
 from __future__ import annotations
@@ -21,24 +24,46 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.perf.trainer_step import spread, uptime
+from benchmarks.perf.trainer_step import PROMPT, share_of_e, spread, uptime
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "problems_per_step.md"
-ENV, ENV_KWARGS = "coop_procedural-v0", {"level": 1}
+
+
+class _Prompts:
+    """P distinct prompts (a variant number each), the graded reward of the trainer-step benchmark."""
+
+    def __init__(self, agents=("helper", "main"), size: int = 64):
+        self.agents, self.size = agents, size
+
+    def __len__(self):
+        return self.size
+
+    def task_id(self, index):
+        return f"bench/{index}"
+
+    def prompt(self, index, agent):
+        return f"{PROMPT} (Variant {index}; you are the {agent}.)"
+
+    def evaluate(self, index, replies):
+        from llm_coop_envs.core import Evaluation, RewardResult
+
+        return Evaluation(RewardResult.from_components({a: share_of_e(r) for a, r in replies.items()}))
 
 
 def make_trainer(tokens: int, run_dir: str):
+    from llm_coop_envs.core import CoopEnv
     from trainers.config import TrainConfig
     from trainers.generation.transformers_backend import TransformersBackend
     from trainers.trainer import Trainer
 
     cfg = TrainConfig(
-        env=ENV, env_kwargs=ENV_KWARGS, model="default", group_size=4, steps=1000, lora_r=8, lora_alpha=16,
-        sampling={"temperature": 0.6, "top_p": 0.6, "max_new_tokens": tokens}, run_dir=run_dir,
+        env="bench-v0", model="default", group_size=4, steps=1000, lora_r=8, lora_alpha=16,
+        sampling={"temperature": 1.0, "max_new_tokens": tokens}, run_dir=run_dir,
         run_name="problems-per-step", overwrite=True, tensorboard=False, progress_bar=False, log_samples=0,
         micro_batch_size=8, eval_problems=0, learning_rate=1e-5,
     )
-    return Trainer(cfg, backend=lambda policies: TransformersBackend(policies, dtype="float32", min_new_tokens=tokens))
+    return Trainer(cfg, env=CoopEnv(_Prompts()),
+                   backend=lambda policies: TransformersBackend(policies, dtype="float32", min_new_tokens=tokens))
 
 
 def timed_step(trainer, problems: int) -> dict[str, float]:
@@ -78,8 +103,9 @@ def report(command: str, uptimes: tuple[str, str], tokens: int, runs: dict[int, 
         f"torch {torch.__version__}, threads per step: "
         f"{sorted({int(r['threads']) for rows in runs.values() for r in rows})}.",
         f"`uptime` at start: `{uptimes[0]}`; at end: `{uptimes[1]}`.", "",
-        f"Settings: {ENV} {ENV_KWARGS}, MAGRPO, SmolLM2-135M-Instruct fp32, LoRA r=8 on q/k/v/o, 2 agents, G=4, "
-        f"exactly {tokens} new tokens per reply, temperature 0.6, top-p 0.6, micro-batch 8. One warm-up "
+        f"Settings: P distinct coding prompts, graded reward (every reply trained), MAGRPO, SmolLM2-135M-Instruct "
+        f"fp32, LoRA r=8 on q/k/v/o, 2 agents, G=4, exactly {tokens} new tokens per reply, temperature 1.0, "
+        "micro-batch 8. One warm-up "
         f"step per P, then {len(base)} repeats of one step per P, interleaved.", "",
         "| P | joint samples | step | joint samples / min | × P=1 | generated tokens / s (generation) | × P=1 "
         "| per joint sample: generation | scoring | update |",
@@ -95,8 +121,9 @@ def report(command: str, uptimes: tuple[str, str], tokens: int, runs: dict[int, 
             f"| {problems} | {int(rows[0]['joint_samples'])} | {statistics.median(r['step_s'] for r in rows):.1f} s "
             f"| {statistics.median(per_min):.1f} | {spread(ratio)} | {statistics.median(tok_s):.0f} | {spread(tok_ratio)} "
             f"| {per['generation_s']:.2f} s | {per['scoring_s']:.2f} s | {per['update_s']:.2f} s |")
-    lines += ["", "Scoring is the rollout's time outside generation (the env steps in the sandbox). Timings on a "
-              "2-core machine are noisy; the ratios come from steps taken in the same run, interleaved."]
+    lines += ["", "Scoring is the rollout's time outside generation (here a reward on the text; a coding env's "
+              "sandbox adds its own, measured by `benchmarks.perf.sandbox_throughput`). Timings on a 2-core machine "
+              "are noisy; the ratios come from steps taken in the same run, interleaved."]
     return "\n".join(lines) + "\n"
 
 
