@@ -20,6 +20,7 @@ import time
 import warnings
 
 from benchmarks.writing.hostile import cases, sentences
+from llm_coop_envs.writing.lm_levels import requests_if_scored
 
 
 def lengthen(text: str, others: list[str], words: int) -> str:
@@ -32,14 +33,15 @@ def lengthen(text: str, others: list[str], words: int) -> str:
     return " ".join(out)
 
 
-def group(found, k: int, size: int, words: int) -> list[tuple[str, str]]:
+def group(found, k: int, size: int, words: int, kind: str = "tldr") -> list[tuple[str, str]]:
     """G distinct full-length pairs for the k-th source."""
     _, case = found[k % len(found)]
     pairs = []
     for j in range(size):
         others = [found[(k + j + m + 1) % len(found)][1].genuine[1] for m in range(3)]
-        pairs.append((lengthen(case.genuine[0], others, words // 2 if j % 2 else words),
-                      lengthen(case.genuine[1], others[::-1], words)))
+        # a TL;DR / background of about 40 % of the detail / methods text: the length ratio is in band
+        first = words if kind == "arxiv" else (2 * words) // 5
+        pairs.append((lengthen(case.genuine[0], others, first), lengthen(case.genuine[1], others[::-1], words)))
     return pairs
 
 
@@ -54,17 +56,18 @@ def time_env(env_id: str, size: int, repeats: int, words: int) -> tuple[list[flo
     found = cases(kind, task)
     if task.lm is not None:  # load the model outside the timing (once per process)
         task.lm.score([("", "warm", " up")])
-    times, tokens, scored = [], getattr(task.lm, "forward_tokens", 0), 0
+    times, tokens, scored = [], getattr(task.lm, "forward_tokens", 0), 0  # scored: pairs sent to the model
     for k in range(repeats):
         task_id = found[k % len(found)][0]
-        items = [(index[task_id], dict(zip(task.agents, pair))) for pair in group(found, k, size, words)]
+        items = [(index[task_id], dict(zip(task.agents, pair))) for pair in group(found, k, size, words, kind)]
         if task.lm is not None:
             task.lm._cache.clear()
             task.lm._contexts.clear()
         start = time.perf_counter()
-        evaluations = task.evaluate_many(items)
+        task.evaluate_many(items)
         times.append(time.perf_counter() - start)
-        scored += sum("fluency" in e.details["levels"] for e in evaluations)
+        if task.lm is not None:
+            scored += sum(bool(requests_if_scored(task.pair(i, r), task.config)) for i, r in items)
     return times, getattr(task.lm, "forward_tokens", 0) - tokens, scored
 
 

@@ -102,12 +102,13 @@ def _order_suspect(metrics: dict) -> bool:
 
 
 def requests_if_scored(pair: PairTexts, config: LevelConfig) -> list[Request]:
-    """:func:`requests` for a pair that passes the structure gates (a gated pair never reaches the model)."""
+    """:func:`requests` for a pair that passes the structure level (a gated pair never reaches the model)."""
     skeletal = dataclasses.replace(pair, texts=tuple(facts.skeleton(t) for t in pair.texts))
     tokens = (tm.words(skeletal.texts[0]), tm.words(skeletal.texts[1]))
     metrics: dict = {}
     if (_structure_gates(skeletal, tokens, config, metrics) or _form_gates(pair, config.lm, metrics)
-            or _order_gate(_clauses_as_sentences(skeletal), config, metrics)):
+            or _order_gate(_clauses_as_sentences(skeletal), config, metrics)
+            or not _length_ratio(pair, tokens, config, metrics).passed):
         return []
     return requests(pair, _order_suspect(metrics))
 
@@ -142,7 +143,6 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
     if reference is not None and reference.strip():
         rouge = rouge_mean(pair.texts[0], reference)
         metrics["rouge"] = round(rouge, 4)
-    scores = model_scores(pair, lm, _order_suspect(metrics))
     later = {
         "fluency": lambda: fluency_level(pair, scores, check, metrics),
         "grounding": lambda: grounding_level(pair, scores, check, metrics),
@@ -152,6 +152,8 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
         "coherence": lambda: _coherence(tokens, config, metrics),
     }
     levels = [_length_ratio(pair, tokens, config, metrics)]
+    # The model reads a pair only when its structure passed (a length ratio out of band stops here too).
+    scores = model_scores(pair, lm, _order_suspect(metrics)) if levels[0].passed else []
     factor = 1.0
     for name in names[1:]:
         if not levels[-1].passed:
