@@ -150,10 +150,15 @@ def _check_branching(env: Any, seed: int) -> None:
     env.reset(seed=seed)
     branch = copy.deepcopy(env)
     _, original_rewards, *_ = env.step({a: "" for a in env.agents})
-    transcript = env.render()
+    transcript = _transcript(env)
     branch.step({a: "def helper(x):\n    return x\n" for a in branch.agents})
-    assert env.render() == transcript, "stepping a deep copy must not change the original"
+    assert _transcript(env) == transcript, "stepping a deep copy must not change the original"
     assert isinstance(original_rewards, dict)
+
+
+def _transcript(env: Any) -> Any:
+    """The episode's text in any render mode (``render()`` for an env without ``transcript()``)."""
+    return env.transcript() if hasattr(env, "transcript") else env.render()
 
 
 def _check_task_selection(env: Any) -> None:

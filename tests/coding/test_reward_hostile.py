@@ -197,7 +197,7 @@ def test_v1_feedback_quotes_only_public_tests_and_no_program_text():
         assert "5/5" not in feedback and "expected [1, 2]" not in feedback  # the program's text stays out
     assert "Hidden tests: 0/5 passed (failed: ValueError x5)." in infos["main"]["feedback"]
     for label in hidden:
-        assert label not in env.render()
+        assert label not in env.transcript()
 
 
 def test_leaky_feedback_is_an_explicit_reproduction_option():

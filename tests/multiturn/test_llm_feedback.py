@@ -56,7 +56,7 @@ def test_api_key_is_sent_as_bearer_and_never_shown():
         observations, *_, infos = first_turn(env)
         env.step({"first": "x", "second": "y"})
     assert [h["Authorization"] for h in server.headers] == [f"Bearer {SECRET}"] * 2
-    visible = json.dumps([observations, infos]) + env.render() + repr(env.feedback) + repr(vars(env.feedback))
+    visible = json.dumps([observations, infos]) + env.transcript() + repr(env.feedback) + repr(vars(env.feedback))
     assert SECRET not in visible and "[hidden]" in infos["first"]["feedback"]
 
 

@@ -42,7 +42,7 @@ def play(**kwargs) -> tuple[object, list[tuple]]:
 
 def transcript() -> str:
     env, _ = play()
-    return env.render()
+    return env.transcript()
 
 
 def documented_transcript() -> str | None:
