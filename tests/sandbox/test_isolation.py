@@ -26,6 +26,7 @@ from .paths import private_ancestor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NOBODY = 65534
+NOBODY_GID = 65533
 # Without root and without bwrap, the subprocess backend is refused; its opt-in by name,
 # "unconfined", runs under the caller's uid with the host's file system.
 WEAK_FOR_AN_ORDINARY_USER = {"unconfined": {"files_left_for_the_next_run", "project_and_data_files",
@@ -40,6 +41,16 @@ def test_contained_under_root(backend: str, check: str) -> None:
     assert hostile.CHECKS[check](backend), f"{check} escaped on {backend} under root"
 
 
+@pytest.mark.skipif(os.geteuid() == 0, reason="root: test_contained_under_root")
+@pytest.mark.parametrize("check", sorted(hostile.CHECKS))
+def test_contained_as_the_calling_ordinary_user(backend: str, check: str) -> None:
+    """The same suite when pytest itself runs as an ordinary user (bwrap in a user namespace, or
+    the opt-in `unconfined`: `subprocess` is refused there)."""
+    if check in WEAK_FOR_AN_ORDINARY_USER[backend]:
+        pytest.skip(f"documented as not contained on {backend} for an ordinary user")
+    assert hostile.CHECKS[check](backend), f"{check} escaped on {backend} as an ordinary user"
+
+
 
 def _as_nobody(backend: str, tmp: str) -> dict:
     """Runs the suite as uid 65534. When the interpreter lives below a folder only root may
@@ -49,7 +60,9 @@ def _as_nobody(backend: str, tmp: str) -> dict:
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ROOT, "LANG": "C.UTF-8",
            "LLM_COOP_DATA_DIR": os.environ.get("LLM_COOP_DATA_DIR", ""), "HOME": "/nonexistent",
            "TMPDIR": tmp}
-    run = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
+    # A gid other than the uid: inside bwrap's user namespace only the caller's own ids are mapped
+    # (a run's scratch owned by gid = uid once failed there, and runs silently lost their tmpfs).
+    run = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY_GID}", "--clear-groups", "--",
            sys.executable, "-m", "tests.sandbox.hostile", backend]
     if ancestor:
         script = ('set -e; mount --make-rprivate /; t=$(mktemp -d); mount --bind "$1" "$t"; '

@@ -17,6 +17,7 @@ import pytest
 from llm_coop_envs.sandbox import api, run_tests
 from llm_coop_envs.sandbox import pool as pools
 
+from .conftest import skip_where_runs_share_the_callers_uid
 from .sandbox_watch import run_processes
 
 HONEST = "def f(x):\n    return x + 1\n"
@@ -164,14 +165,15 @@ def _honest_run_is_unaffected(cfg) -> None:
     assert [t.status for t in result.tests] == ["passed", "passed", "failed"]
 
 
-def _attack(program: str, cfg):
+def _attack(program: str, cfg, may_cost_the_interpreter: bool = False):
     """The attacker's result; checks that the honest program after it, on the same warm
-    interpreter, gets its own verdicts."""
+    interpreter (or, where the attack may kill it, on a fresh one), gets its own verdicts."""
     _honest_run_is_unaffected(cfg)  # the pool is warm
     interpreters = _warm_interpreters()
     result = run_tests(program, TESTS, "f", cfg)
     _honest_run_is_unaffected(cfg)
-    assert _warm_interpreters() == interpreters, "the attack cost a warm interpreter"
+    if not may_cost_the_interpreter:
+        assert _warm_interpreters() == interpreters, "the attack cost a warm interpreter"
     return result
 
 
@@ -188,7 +190,13 @@ def test_protocol_attacks_gain_nothing_and_leave_nothing(name, cfg) -> None:
 
 @pytest.mark.parametrize("name", sorted(SIGNAL_ATTACKS))
 def test_signal_and_exit_attacks_gain_nothing_and_leave_nothing(name, hostile_cfg) -> None:
-    result = _attack(SIGNAL_ATTACKS[name], hostile_cfg)
+    if name == "kill_everything_it_can":
+        skip_where_runs_share_the_callers_uid(hostile_cfg.backend, name)
+    # As an ordinary user a run shares the forking side's uid, and may kill it (documented): that
+    # ends only its own run, and the next run gets a fresh warm interpreter.
+    killer = name in ("kill_everything_it_can", "signals_to_parent_and_judge")
+    result = _attack(SIGNAL_ATTACKS[name], hostile_cfg,
+                     may_cost_the_interpreter=killer and os.geteuid() != 0)
     assert result.passed == 0, result
     assert run_processes() == []
 
@@ -235,6 +243,8 @@ def test_every_run_starts_from_the_same_random_state(cfg) -> None:
     assert run_tests(HONEST, draw, "f", cfg).tests[0].message == first
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="the warm interpreter is not dumpable: only root "
+                    "may list its /proc/PID/fd")
 def test_no_descriptor_left_in_the_judge_or_the_forking_side(cfg) -> None:
     _honest_run_is_unaffected(cfg)
     interpreters = _warm_interpreters()

@@ -11,7 +11,7 @@ import pytest
 
 from llm_coop_envs.sandbox import SandboxConfig, run_tests, run_tests_batch
 
-from .conftest import SUBPROCESS
+from .conftest import SUBPROCESS, skip_where_runs_share_the_callers_uid
 from .sandbox_watch import run_processes
 
 JUNK = {
@@ -118,6 +118,7 @@ def test_batch_queues_small_and_large_jobs_in_order(cfg) -> None:
 
 def test_batch_with_hostile_jobs_between_good_ones(cfg) -> None:
     """A run that times out or crashes does not disturb the request queued behind it."""
+    skip_where_runs_share_the_callers_uid(cfg.backend, "kill(-1)")
     fast = dataclasses.replace(cfg, timeout_s=0.5)
     bad = ["while True:\n    pass", "import os\nos._exit(0)", "import os, signal\nos.kill(-1, signal.SIGKILL)"]
     jobs = []

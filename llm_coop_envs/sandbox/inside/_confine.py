@@ -130,7 +130,7 @@ def enter_view(entries: list, work_dir: str) -> None:
     _mount(None, "/", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
 
 
-def private_mounts(scratch: str, uid: int, scratch_mb: int, view: dict) -> None:
+def private_mounts(scratch: str, uid: int, gid: int, scratch_mb: int, view: dict) -> None:
     """A mount namespace of this run's own, with fresh tmpfs at `scratch` (`scratch_mb`) and
     /dev/shm and every mount in view["writable"] read-only. An IPC namespace too, unless the
     seccomp filter already denies all IPC."""
@@ -141,7 +141,7 @@ def private_mounts(scratch: str, uid: int, scratch_mb: int, view: dict) -> None:
             _mount(None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
         except OSError:
             continue  # covered by another mount since; the uid and seccomp filter remain
-    owner = f"mode=0700,uid={uid},gid={uid}"
+    owner = f"mode=0700,uid={uid},gid={gid}"
     _mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV,
            f"size={scratch_mb}m,nr_inodes={MAX_SCRATCH_FILES},{owner}")
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV,
@@ -153,7 +153,7 @@ def namespaces_work(probe_dir: str) -> bool:
     pid = os.fork()
     if pid == 0:
         try:
-            private_mounts(probe_dir, os.getuid(), 1, {"writable": writable_mounts()})
+            private_mounts(probe_dir, os.getuid(), os.getgid(), 1, {"writable": writable_mounts()})
             os._exit(0)
         except BaseException:
             os._exit(1)
@@ -217,7 +217,10 @@ def prepare(scratch: str, uid: int | None, view: dict | None, scratch_mb: int) -
     seccomp filter. The child then holds only the host channel, to read its request from."""
     os.setsid()
     if view is not None:
-        private_mounts(scratch, uid if uid is not None else os.getuid(), scratch_mb, view)
+        # a fresh uid is its own gid too; else the caller's own ids (inside bwrap's user
+        # namespace, only those are mapped: a gid other than the caller's is invalid there)
+        ids = (uid, uid) if uid is not None else (os.getuid(), os.getgid())
+        private_mounts(scratch, *ids, scratch_mb, view)
     os.chdir(scratch)
     os.environ.clear()
     os.environ.update({"HOME": scratch, "TMPDIR": scratch, "PATH": "/usr/local/bin:/usr/bin:/bin",
