@@ -13,12 +13,13 @@ from llm_coop_envs.core.env import CoopEnv
 from llm_coop_envs.sandbox import SandboxConfig
 from llm_coop_envs.sandbox.backend import bwrap_works
 from tests.coding.problems import HELPER_SUM, MAIN_ALONE, MAIN_USES, MAIN_WRAPS, rows
+from tests.sandbox.conftest import SUBPROCESS, skip_where_runs_share_the_callers_uid
 from tests.sandbox.sandbox_watch import run_processes
 from tests.toy_task import SecretWordTask
 
 BACKENDS = [
     pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="bubblewrap unusable")),
-    "subprocess",
+    SUBPROCESS,  # "subprocess" with its file view where namespaces work, else the opt-in "unconfined"
 ]
 
 WRONG = "def add_then_double(a, b):\n    return a + b\n"
@@ -128,6 +129,7 @@ def test_invalid_actions_raise_before_any_env_changes() -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_hostile_or_endless_sibling_changes_no_other_reward(backend) -> None:
+    skip_where_runs_share_the_callers_uid(backend, "the hostile sibling kills every process it may")
     env = _env(backend)
     mains = [MAIN_USES, HOSTILE, MAIN_ALONE, ENDLESS, MAIN_USES, HOSTILE, WRONG, MAIN_ALONE]
     actions = [{"helper": HELPER_SUM, "main": main} for main in mains]
