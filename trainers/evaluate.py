@@ -119,7 +119,7 @@ class _DecodeBar:
     backend's per-step callback, when it has one: ``decode_progress``)."""
 
     def __init__(self, backend: Any, problems: int, enabled: bool) -> None:
-        self.backend, self.bar, self.turn, self.done = backend, None, 0, 0
+        self.backend, self.bar, self.turn, self.max_tokens = backend, None, 0, 0
         if enabled:
             from tqdm.auto import tqdm
 

@@ -22,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,7 +43,8 @@ def child(threads: str, tokens: int, steps: int) -> None:
     from trainers.threads import usable_cores
 
     setting = usable_cores() if threads == "usable" else threads
-    trainer = our_trainer(("helper", "main"), tokens, f"/tmp/llm-coop-bench-busy-{os.getpid()}", cpu_threads=setting)
+    run_dir = tempfile.mkdtemp(prefix="llm-coop-bench-busy-")
+    trainer = our_trainer(("helper", "main"), tokens, run_dir, cpu_threads=setting)
     time_ours(trainer)  # warm-up
     times, threads_used = [], []
     for _ in range(steps):

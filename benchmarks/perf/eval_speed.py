@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import dataclasses
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +35,8 @@ def make_trainer():
     from trainers.config import TrainConfig
     from trainers.trainer import Trainer
 
-    cfg = TrainConfig(env="coop_basics-v1", model="default", run_dir="/tmp/llm-coop-bench", run_name="eval-speed",
+    cfg = TrainConfig(env="coop_basics-v1", model="default", run_dir=tempfile.mkdtemp(prefix="llm-coop-bench-"),
+                      run_name="eval-speed",
                       overwrite=True, tensorboard=False, progress_bar=False, sampling=SAMPLING, eval_problems=0)
     return Trainer(cfg)
 

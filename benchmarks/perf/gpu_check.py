@@ -26,6 +26,7 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -425,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     tim.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
     tim.add_argument("--tokens", type=int, default=128)
     tim.add_argument("--steps", type=int, default=3)
-    tim.add_argument("--run-dir", default="/tmp/gpu-check-runs")
+    tim.add_argument("--run-dir", default=str(Path(tempfile.gettempdir()) / "gpu-check-runs"))
     tim.add_argument("--profile", action="store_true", help="also profile one generation call (CUDA only)")
     fs = sub.add_parser("fsdp-one-process")
     fs.add_argument("--model", required=True)

@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeats must be at least 3 and the P values must start with 1 (the ratios' base)")
     command = "python -m benchmarks.perf.problems_per_step " + " ".join(sys.argv[1:] if argv is None else argv)
     started = uptime()
-    trainer = make_trainer(args.tokens, "/tmp/llm-coop-bench")
+    trainer = make_trainer(args.tokens, tempfile.mkdtemp(prefix="llm-coop-bench-"))
     try:
         for problems in args.problems:
             timed_step(trainer, problems)  # warm-up
