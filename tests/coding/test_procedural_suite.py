@@ -254,3 +254,23 @@ def test_a_drawn_training_problem_reopens_by_task_id():
     assert again["main"]["task_id"] == infos["main"]["task_id"]
     with pytest.raises(ValueError, match="by index"):
         env.reset(options={"task_id": "coop_procedural/digit_sums/L1/00000000"})
+
+
+def test_problems_per_cell_appends_to_the_fixed_splits():
+    """A larger fixed split for a benchmark that needs more held-out problems: its first problems are
+    the default split's, in the same turns, and it never holds a training prompt or test."""
+    default = llm_coop_envs.make(ENV_ID, split="test", level=1)
+    larger = llm_coop_envs.make(ENV_ID, split="test", level=1, problems_per_cell=30)
+    assert len(larger.task) == 3 * len(default.task) == 12 * 30
+    rows = [larger.task.problems[i].row for i in range(len(larger.task))]
+    assert rows[: len(default.task)] == [default.task.problems[i].row for i in range(len(default.task))]
+    assert len({row["prompt"] for row in rows}) == len(rows)
+    train = _train_sample(240)
+    assert not {row["prompt"] for row in rows} & {row["prompt"] for row in train}
+    assert not {row["test"] for row in rows} & {row["test"] for row in train}
+    families = llm_coop_envs.make(ENV_ID, split="heldout_families", level=1, problems_per_cell=30)
+    assert {families.task.problems[i].row["family"] for i in range(4)} == set(HELDOUT_FAMILIES)
+    for bad in ({"problems_per_cell": 0}, {"problems_per_cell": 1.5}, {"problems_per_cell": 10_000},
+                {"split": "train", "problems_per_cell": 3}):
+        with pytest.raises(ValueError, match="problems_per_cell"):
+            llm_coop_envs.make(ENV_ID, **{"split": "test", **bad})

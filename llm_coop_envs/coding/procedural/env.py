@@ -8,31 +8,44 @@ from typing import Any
 from llm_coop_envs.coding.factory import coding_env
 from llm_coop_envs.coding.procedural.build import SUITE
 from llm_coop_envs.coding.procedural.families import HELDOUT_FAMILIES, LEVELS, TRAIN_FAMILIES
-from llm_coop_envs.coding.procedural.generate import TrainRows, fixed_rows
+from llm_coop_envs.coding.procedural.generate import MAX_PER_CELL, TrainRows, fixed_rows
 from llm_coop_envs.core.env import CoopEnv
 
 NAME = "coop_procedural-v0"
 SPLITS = ("train", "test", "heldout_families")
 
 
-def env(*, split: str = "train", level: int | Iterable[int] | None = None, **kwargs: Any) -> CoopEnv:
+def env(*, split: str = "train", level: int | Iterable[int] | None = None, problems_per_cell: int | None = None,
+        **kwargs: Any) -> CoopEnv:
     """The procedural cooperative coding suite; see the package docstring for the arguments."""
     if "data_path" in kwargs:
         raise TypeError(f"{NAME} generates its problems and has no data_path.")
     levels = chosen_levels(level)
-    rows = split_rows(split, levels)
+    rows = split_rows(split, levels, checked_per_cell(split, problems_per_cell))
     made = coding_env(SUITE, rows, split="all", name=NAME, rules="v1", **kwargs)
     made.metadata = {**made.metadata, "suite": suite_info(split, levels, rows)}
     return made
 
 
-def split_rows(split: str, levels: tuple[int, ...]) -> Sequence[dict[str, Any]]:
+def split_rows(split: str, levels: tuple[int, ...], per_cell: int | None = None) -> Sequence[dict[str, Any]]:
     """The rows of ``split`` at ``levels``: a lazy endless-looking sequence for train, a fixed tuple otherwise."""
     if split == "train":
         return TrainRows(tuple(TRAIN_FAMILIES), levels)
+    return tuple(row for row in fixed_rows(split, per_cell) if row["level"] in levels)
+
+
+def checked_per_cell(split: str, per_cell: int | None) -> int | None:
+    """``problems_per_cell`` if it fits ``split``: a whole number in 1..MAX_PER_CELL, for a fixed split only."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}.")
-    return tuple(row for row in fixed_rows(split) if row["level"] in levels)
+    if per_cell is None:
+        return None
+    if split == "train":
+        raise ValueError("problems_per_cell sizes the fixed splits (test, heldout_families); "
+                         "the train split draws without end.")
+    if not isinstance(per_cell, int) or isinstance(per_cell, bool) or not 1 <= per_cell <= MAX_PER_CELL:
+        raise ValueError(f"problems_per_cell must be a whole number from 1 to {MAX_PER_CELL}, got {per_cell!r}.")
+    return per_cell
 
 
 def chosen_levels(level: int | Iterable[int] | None) -> tuple[int, ...]:

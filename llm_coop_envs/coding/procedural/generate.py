@@ -24,6 +24,10 @@ TEST_PER_CELL = 10
 HELDOUT_PER_CELL = 8
 """Problems per (held-out family, level): 4 x 3 x 8 = 96."""
 MAX_ATTEMPTS = 200
+MAX_CELL_DRAWS_PER_PROBLEM = 20
+"""A fixed cell gives up (and says so) after this many draws per distinct problem asked for."""
+MAX_PER_CELL = 200
+"""The most problems per (family, level) a fixed split may hold (``problems_per_cell``)."""
 
 Row = dict[str, Any]
 
@@ -112,21 +116,24 @@ _DRAWN: dict[tuple[tuple[str, ...], tuple[int, ...]], dict[str, int]] = {}
 
 
 @functools.lru_cache(maxsize=None)
-def fixed_rows(stream: str) -> tuple[Row, ...]:
-    """The fixed test or held-out-families set: ``per_cell`` distinct problems per family and level,
-    in turns like the training draws: problem ``i`` is family ``i % F`` at level ``(i // F) % L``
-    (the ``i // (F * L)``-th problem of that cell), so the first N problems are a balanced sample,
-    and so are the first N of a split narrowed to some levels."""
-    families, per_cell = (TRAIN_FAMILIES, TEST_PER_CELL) if stream == "test" else (HELDOUT_FAMILIES, HELDOUT_PER_CELL)
+def fixed_rows(stream: str, per_cell: int | None = None) -> tuple[Row, ...]:
+    """The fixed test or held-out-families set: ``per_cell`` distinct problems per family and level
+    (default ``TEST_PER_CELL`` or ``HELDOUT_PER_CELL``), in turns like the training draws: problem
+    ``i`` is family ``i % F`` at level ``(i // F) % L`` (the ``i // (F * L)``-th problem of that
+    cell), so the first N problems are a balanced sample, and so are the first N of a split narrowed
+    to some levels. A larger ``per_cell`` only appends: its first rows are the default set."""
+    families, default = (TRAIN_FAMILIES, TEST_PER_CELL) if stream == "test" else (HELDOUT_FAMILIES, HELDOUT_PER_CELL)
+    per_cell = default if per_cell is None else per_cell
     cells = {(family, level): _distinct_cell(stream, family, level, per_cell) for family in families for level in LEVELS}
     return tuple(cells[family, level][turn] for turn in range(per_cell) for level in LEVELS for family in families)
 
 
 def _distinct_cell(stream: str, family: str, level: int, count: int) -> list[Row]:
     cell: dict[str, Row] = {}
-    index = 0
-    while len(cell) < count:
+    for index in range(MAX_CELL_DRAWS_PER_PROBLEM * count):
         row = generate_row(stream, family, level, index)
         cell.setdefault(row["prompt"], row)
-        index += 1
-    return list(cell.values())
+        if len(cell) == count:
+            return list(cell.values())
+    raise ValueError(f"{family} has only {len(cell)} distinct {stream} problems at level {level} in "
+                     f"{MAX_CELL_DRAWS_PER_PROBLEM * count} draws: ask for fewer problems per cell")
