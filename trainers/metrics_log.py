@@ -5,7 +5,9 @@ Metric names are namespaced (documented in docs/training.md):
 * ``reward/mean``, ``reward/std``, ``reward/max``, ``reward/solved_rate``, ``reward/return_mean``,
   ``reward/<component>`` (mean of each named reward component);
 * ``agent/<name>/loss``, ``agent/<name>/advantage_abs_mean``, ``agent/<name>/reply_tokens``, ``agent/<name>/logp_mean``,
-  ``agent/<name>/grad_norm``, ``agent/<name>/clip_fraction`` (share of reply tokens whose ratio clipping is active);
+  ``agent/<name>/grad_norm``, ``agent/<name>/grad_clipped`` (share of the update's optimizer steps whose gradient
+  norm exceeded ``max_grad_norm`` and was scaled down), ``agent/<name>/clip_fraction`` (share of reply tokens
+  whose ratio clipping is active);
 * ``perf/rollout_s``, ``perf/update_s``, ``perf/step_s``, ``perf/generated_tokens``, ``perf/tokens_per_s``,
   ``perf/problems_per_s`` (over all processes: the slowest one's times);
 * ``train/step``, ``train/groups``, ``train/joint_samples``, ``train/flat_groups`` (all siblings equal),

@@ -339,6 +339,9 @@ class Trainer:
         # the last pass's loss and gradient norm, averaged over its minibatches
         metrics.update({f"agent/{a}/loss": sum(v) / len(v) for a, v in losses.items()})
         metrics.update({f"agent/{a}/grad_norm": sum(v) / len(v) for a, v in norms.items()})
+        # the share of those optimizer steps whose gradient was scaled down to max_grad_norm
+        metrics.update({f"agent/{a}/grad_clipped": sum(n > self.cfg.max_grad_norm for n in v) / len(v)
+                        for a, v in norms.items()})
         metrics.update({f"agent/{a}/logp_mean": s / n for a, (s, n) in logp_totals.items() if n})
         metrics.update({f"agent/{a}/clip_fraction": c / n for a, (c, n) in self._clip_totals.items() if n})
         metrics.update({f"agent/{a}/approx_kl": k / n for a, (k, n) in self._kl_totals.items() if n})

@@ -63,3 +63,15 @@ def test_a_training_step_logs_the_signal_metrics(tmp_path, tiny_models):
     assert metrics["train/groups_tests_vary"] == 0.0  # the letter task reports no tests component
     for agent in ("helper", "main"):
         assert 0.0 <= metrics[f"agent/{agent}/clip_fraction"] <= 1.0 and metrics[f"agent/{agent}/grad_norm"] >= 0.0
+        assert metrics[f"agent/{agent}/grad_clipped"] in (0.0, 0.5, 1.0)  # of the last pass's optimizer steps
+
+
+def test_grad_clipped_counts_the_steps_above_max_grad_norm(tmp_path, tiny_models):
+    from llm_coop_envs.core import CoopEnv
+    from tests.trainers.conftest import LetterTask, tiny_config
+    from trainers.trainer import Trainer
+
+    cfg = tiny_config(tmp_path, steps=1, max_grad_norm=1e-12)  # every non-zero gradient is clipped
+    (metrics,) = Trainer(cfg, env=CoopEnv(LetterTask()), models=tiny_models).train()
+    for agent in ("helper", "main"):
+        assert metrics[f"agent/{agent}/grad_clipped"] == float(metrics[f"agent/{agent}/grad_norm"] > 1e-12)
