@@ -19,7 +19,7 @@ observations, infos = env.reset(seed=0)
 |---|---|
 | Agents | ``helper``, ``main`` (acting order in the sequential protocol); ``team="single"``: ``main`` alone |
 | Observation / action | any Unicode text (``UnicodeText`` space) |
-| Problems | every problem of the packaged ``tier<N>.json`` files; ``split`` picks ``train``, ``test`` (one third of each tier, spread through it) or ``all`` |
+| Problems | every problem of the packaged ``tier<N>.json`` files; ``split`` picks ``train``, ``test`` (one third of each tier, spread through it) or ``all``; ``test`` takes the tiers in turns (1, 2, 3, 1, ...), so its first N problems are a balanced sample |
 | Size | 133 problems (tiers 1/2/3: 45/44/44), 43 of them in ``test`` (15/14/14) |
 | Untrained default model | greedy pass rate on ``test``: 9.3 % as a pair, 14.0 % alone; tier 1 only: 26.7 % and 40.0 % (``benchmarks/results/coop_basics_calibration.md``) |
 | Reward | joint, the same for both agents: ``"levels"`` (default), ``"execution"`` or your own |
@@ -82,7 +82,8 @@ and that task ids, entry points and prompts are unique, and says which file and 
 * v1: scored on hidden tests only (each problem's tests marked ``"public": true`` feed back between
   turns and never score); ``helper_defined`` and the cooperation levels pay only when every hidden test
   passes (``llm_coop_envs.coding.rules``). The committed learning results on the results page were
-  measured on v0.
+  measured on v0. Its ``test`` split holds the same problems as v0's, in turns of tiers (v0: tier by
+  tier), so that a quick check of the first N problems is not all tier 1.
 * v0 (deprecated; ``make`` warns): scored on every test, the same tests its feedback quotes.
 """
 
@@ -108,7 +109,7 @@ def env_v1(
     **kwargs: Any,
 ) -> CoopEnv:
     """The CoopBasics env (``coop_basics-v1``); see the module docstring for the arguments."""
-    return _make("coop_basics-v1", split, tier, suite_dir, rules="v1", **kwargs)
+    return _make("coop_basics-v1", split, tier, suite_dir, rules="v1", test_in_turns=True, **kwargs)
 
 
 def env(
@@ -123,10 +124,12 @@ def env(
     return _make("coop_basics-v1", split, tier, suite_dir, **kwargs)
 
 
-def _make(name: str, split: str, tier: Any, suite_dir: Any, **kwargs: Any) -> CoopEnv:
+def _make(name: str, split: str, tier: Any, suite_dir: Any, test_in_turns: bool = False, **kwargs: Any) -> CoopEnv:
     if "data_path" in kwargs:
         raise TypeError(f"{name} has no data_path: pass suite_dir= a folder of tier<N>.json files.")
     rows = select(suite_rows(suite_dir), split, tier)
+    if test_in_turns and split == "test":
+        rows = in_turns(rows)
     return coding_env(SUITE, rows, split="all", name=name, **kwargs)
 
 
@@ -150,6 +153,15 @@ def select(rows: list[dict[str, Any]], split: str, tier: int | Iterable[int] | N
     if not chosen:
         raise ValueError(f"No {SUITE} problems in split {split!r} and tiers {sorted(tiers)}.")
     return chosen
+
+
+def in_turns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with the tiers taking turns (the first of each tier, then the second of each, ...)."""
+    by_tier: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_tier.setdefault(row["tier"], []).append(row)
+    rank = {id(row): (position, tier) for tier, group in by_tier.items() for position, row in enumerate(group)}
+    return sorted(rows, key=lambda row: rank[id(row)])
 
 
 def _tiers(tier: int | Iterable[int] | None, present: set[int]) -> set[int]:
