@@ -38,7 +38,7 @@ def eval_command(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     from benchmarks.evaluate import Entry, evaluate
     from benchmarks.reporting import write_report
-    from benchmarks.reporting.table import markdown_table
+    from benchmarks.reporting.table import markdown_table, sampling_line
 
     try:
         config, methods, checkpoints, agents = _prepare(args)
@@ -47,14 +47,12 @@ def eval_command(argv: Sequence[str]) -> int:
         entries += [Entry(label, method, _checkpoint_team(args, path)) for label, path, method in checkpoints]
     except INPUT_ERRORS as error:
         return _fail(error)
-    if checkpoints and args.temperature > 0 and not args.quiet:
-        print(f"Sampling at temperature {args.temperature} (top-p {args.top_p}): the trainer's held-out evaluation of "
-              "the same checkpoint is greedy, so its numbers differ; --temperature 0 -n 1 reproduces it.", file=sys.stderr)
     results = evaluate(config, entries, progress=not args.quiet)
     command = "llm-coop eval " + shlex.join(list(argv))
     paths = write_report(results, args.out, command)
     if not args.quiet:
         print(markdown_table(results["methods"]))
+        print(sampling_line(results["methods"]))
         print("Wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
@@ -117,7 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-n", type=int, default=defaults.n, help=f"samples per problem (default {defaults.n})")
     parser.add_argument("--ks", type=lambda s: [int(k) for k in s.split(",")], default=None,
                         help="k values, e.g. " + ",".join(map(str, defaults.ks)) + " (default: those up to -n)")
-    parser.add_argument("--problems", type=int, default=defaults.problems, help="only the first N problems of the split")
+    parser.add_argument("--problems", type=int, default=defaults.problems,
+                        help="only the first N problems of the split (the packaged suites' held-out splits take their "
+                        "tiers or families in turns: docs/evaluation.md)")
     parser.add_argument("--task-ids", nargs="*", help="only these task ids")
     parser.add_argument("--temperature", type=float, default=EVAL_SAMPLING.temperature, help="sampling temperature (0 = greedy)")
     parser.add_argument("--top-p", type=float, default=EVAL_SAMPLING.top_p)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.reporting.plots import plot_pass_at_k
-from benchmarks.reporting.table import markdown_table, schemes_table
+from benchmarks.reporting.table import markdown_table, sampling_line, schemes_table
 
 
 def write_report(results: dict[str, Any], out_dir: str | Path, command: str = "") -> dict[str, Path]:
@@ -34,6 +34,7 @@ def _markdown(results: dict[str, Any], command: str, has_plot: bool) -> str:
         f"# Evaluation on {config['env']}\n",
         f"{problems} problems × {config['n']} samples; env kwargs `{config['env_kwargs']}`.\n",
         markdown_table(results["methods"]),
+        sampling_line(results["methods"]) + "\n",
     ]
     schemes = schemes_table(results["methods"])
     if schemes:

@@ -17,6 +17,28 @@ def markdown_table(methods: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def sampling_line(methods: Mapping[str, Mapping[str, Any]]) -> str:
+    """How the replies were drawn, from each method's provenance: greedy or the temperature and top-p
+    (one phrase for all methods when they agree), and, when sampled, how to get the trainer's greedy numbers."""
+    phrases = {label: _sampling_phrase((s.get("provenance") or {}).get("sampling")) for label, s in methods.items()}
+    kinds = set(phrases.values())
+    text = kinds.pop() if len(kinds) == 1 else "; ".join(f"{label}: {p}" for label, p in phrases.items())
+    line = f"Sampling: {text}."
+    if any(p.startswith("sampled") for p in phrases.values()):
+        line += (" The trainer's held-out evaluation of a checkpoint is greedy with one episode per problem, "
+                 "so its numbers differ; `--temperature 0 -n 1` gives them.")
+    return line
+
+
+def _sampling_phrase(sampling: Mapping[str, Any] | None) -> str:
+    if not sampling:
+        return "none (fixed replies, no model)"
+    if not sampling.get("temperature"):
+        return f"greedy (temperature 0), at most {sampling.get('max_new_tokens')} new tokens"
+    return (f"sampled at temperature {sampling['temperature']}, top-p {sampling.get('top_p')}, "
+            f"at most {sampling.get('max_new_tokens')} new tokens")
+
+
 def _columns(methods: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, Any]]:
     first = next(iter(methods.values()))
     ks = list(first.get("pass_at_k", {}))
