@@ -1,4 +1,4 @@
-"""How far the cheap writing reward tracks quality: rank correlation with ROUGE-L (and the judge).
+"""How far the cheap writing reward tracks quality: rank correlation with ROUGE-L (and the grader).
 
 For a batch of (tldr, detail) pairs on ``tldr-v1`` it scores each pair with the env's reward and
 reports Spearman's rank correlation between
@@ -7,8 +7,8 @@ reports Spearman's rank correlation between
 - the reward without its own ``rouge`` component (the levels alone) and that ROUGE-L, since the
   total contains a ROUGE term and would agree with ROUGE-L partly by construction;
 - each component and that ROUGE-L;
-- with a judge configured (``--judge-url``, ``--judge-model``): the judge component and the rest of
-  the reward, and the judge and ROUGE-L.
+- with a grader configured (``--grader-url``, ``--grader-model``): the grader component and the rest of
+  the reward, and the grader and ROUGE-L.
 
 Where the pairs come from (``--pairs``):
 
@@ -118,7 +118,7 @@ def score(task, pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "reward": evaluation.reward.total,
             "components": components,
             "rougeL": rouge(pair["tldr"], task.items[i].reference or "")["rougeL"],
-            "judge_error": evaluation.details.get("judge", {}).get("error"),
+            "grader_error": evaluation.details.get("grader", {}).get("error"),
         })
     return scored
 
@@ -131,13 +131,13 @@ def correlations(rows: list[dict[str, Any]]) -> list[tuple[str, float | None]]:
         ("reward without its rouge component vs ROUGE-L", spearman([r["reward"] - r["components"].get("rouge", 0.0) for r in rows], rouge_l)),
     ]
     out += [(f"component {name} vs ROUGE-L", spearman([r["components"][name] for r in rows], rouge_l)) for name in names]
-    if "judge" in names:
-        graded = [r for r in rows if not r["judge_error"]]
+    if "grader" in names:
+        graded = [r for r in rows if not r["grader_error"]]
         if len(graded) >= 2:
-            judge = [r["components"]["judge"] for r in graded]
-            rest = [r["reward"] - r["components"]["judge"] for r in graded]
-            out.append((f"judge vs the rest of the reward ({len(graded)} graded pairs)", spearman(judge, rest)))
-            out.append(("judge vs ROUGE-L", spearman(judge, [r["rougeL"] for r in graded])))
+            grader = [r["components"]["grader"] for r in graded]
+            rest = [r["reward"] - r["components"]["grader"] for r in graded]
+            out.append((f"grader vs the rest of the reward ({len(graded)} graded pairs)", spearman(grader, rest)))
+            out.append(("grader vs ROUGE-L", spearman(grader, [r["rougeL"] for r in graded])))
     return out
 
 
@@ -171,8 +171,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-new-tokens", type=int, default=96, help="for the detail; the tldr gets half")
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--judge-url")
-    parser.add_argument("--judge-model")
+    parser.add_argument("--grader-url", "--judge-url", help="an OpenAI-compatible endpoint that grades the pairs")
+    parser.add_argument("--grader-model", "--judge-model")  # --judge-*: the names up to 0.1.0
     parser.add_argument("--save", help="write the scored pairs here (JSON Lines)")
     parser.add_argument("--bootstrap", type=int, default=0, help="resamples for 95 %% intervals (0: none)")
     return parser.parse_args(argv)
@@ -180,11 +180,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    judge = {"base_url": args.judge_url, "model": args.judge_model} if args.judge_url else None
+    grader = {"base_url": args.grader_url, "model": args.grader_model} if args.grader_url else None
     split = args.split if args.pairs == "model" else "all"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        task = llm_coop_envs.make(args.env, split=split, judge=judge).task
+        task = llm_coop_envs.make(args.env, split=split, grader=grader).task
     if args.pairs == "built":
         pairs = list(built_pairs(task))
     elif args.pairs == "model":

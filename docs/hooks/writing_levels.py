@@ -72,7 +72,7 @@ ROWS: tuple[tuple[str, str, Callable], ...] = (
     ("", "order: Kendall's tau of the placed sentences against the source order", lambda c, s: _order(c, "tau")),
     ("rouge", "mean F1 of ROUGE-1/2/L (stemmed), first text vs the author's TL;DR; scored whenever the gates pass",
      lambda c, s: "scored" if s.uses_reference else "—"),
-    ("**maximum** (weights all 1.0; +1 with a judge)", "",
+    ("**maximum** (weights all 1.0; +1 with a grader)", "",
      lambda c, s: f"**{_num(sum(getattr(c.weights, n) for n in c.level_names()) + c.weights.rouge * s.uses_reference)}**"),
 )
 

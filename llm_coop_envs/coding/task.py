@@ -149,7 +149,7 @@ class CodingTask:
             return {agent: joint for agent in self.agents}
         return {agent: own_share(paired.get(agent, joint), agent) for agent in self.agents}
 
-    def judge(self, index: int, helper_reply: str, main_reply: str) -> Verdict:
+    def verdict(self, index: int, helper_reply: str, main_reply: str) -> Verdict:
         """Parse, assemble, check and run one joint reply (everything but the reward)."""
         draft = self._draft(index, helper_reply, main_reply)
         return draft.verdict(self._run([draft.job])[0] if draft.job is not None else None)

@@ -16,7 +16,7 @@ observations, rewards, terminations, truncations, infos = env.step({"background"
 | Agents | `background`, `method` (in this order in the sequential protocol) |
 | Observation space | `UnicodeText`: the prompt (title and abstract), later turns add the agent's previous reply and feedback |
 | Action space | `UnicodeText`: any string (capped at `max_reply_chars`) |
-| Reward | joint, the same for both agents; levels below, maximum 7.0 (8.0 with a judge) |
+| Reward | joint, the same for both agents; levels below, maximum 7.0 (8.0 with a grader) |
 | Data | `OpenMLRL/arXiv_abstract` on the Hub (`article_id`, `abstract_text`), offline `arxiv_abstracts.jsonl` (1,132 abstracts with `id`, `title`, `abstract`) |
 | Problem ids | the arXiv id (`0704.0460`); rows without an id: `arxiv/<row position>` |
 | Needs | torch and transformers (`pip install 'llm-coop-envs[train]'`) and the default model on disk (`llm-coop pull-model`): a small language model reads the texts |
@@ -26,7 +26,7 @@ observations, rewards, terminations, truncations, infos = env.step({"background"
 Gated levels, run in order; **a failed level stops the scoring** (later levels score 0). Each scores
 in [0, 1] times its weight (`reward_weights`, default 1 each); the total is the sum of the
 components, which `infos[agent]["reward_components"]` lists as `structure`, `fluency`, `grounding`,
-`consistency`, `complementarity`, `style`, `coherence` (and `judge`). The levels are those of
+`consistency`, `complementarity`, `style`, `coherence` (and `grader`). The levels are those of
 [`tldr-v3`](tldr.md) (`llm_coop_envs.writing.lm_levels`), read for this task's roles:
 
 1. **structure**: the gates, the sentence order included (both texts must end in a finished
@@ -44,7 +44,7 @@ components, which `infos[agent]["reward_components"]` lists as `structure`, `flu
    fails), times the role gap: the abstract must explain the `method` text at least as much as the
    `background` text (PMI(method) − PMI(background) ≥ 0 for full credit; swapped roles fail);
 6. **style consistency** and 7. **coherence** (transition phrases): as in `-v2`;
-8. **judge** (optional, off by default).
+8. **grader** (optional, off by default).
 
 The word-level thresholds are in [Writing tasks: reward levels](writing.md#reward-levels); the
 language-model thresholds, their calibration and the hostile-reply table below this page's version
@@ -64,7 +64,7 @@ full credit. `infos[agent]["feedback"]` names the failed level and the numbers;
 | `reward_config` | `ARXIV_V3_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"coherence": 0.5}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
-| `judge` | `None` | a dict of `JudgeConfig` options or a `WritingJudge` (see `tldr-v3`) |
+| `grader` | `None` | a dict of `GraderConfig` options or a `WritingGrader` (see `tldr-v3`) |
 | `language_model` | `None` | the scoring model of the `-v3` levels (see `tldr-v3`) |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |
 

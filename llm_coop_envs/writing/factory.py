@@ -12,7 +12,7 @@ from llm_coop_envs.data import load_rows, select_split
 from llm_coop_envs.writing.thresholds import LevelConfig, RewardWeights
 from llm_coop_envs.writing.grounding import Salience
 from llm_coop_envs.writing.items import Item, check_unique_ids
-from llm_coop_envs.writing.judge import JudgeConfig, WritingJudge
+from llm_coop_envs.writing.grader import GraderConfig, WritingGrader, renamed
 from llm_coop_envs.writing.task import WritingSpec, WritingTask
 
 
@@ -27,20 +27,26 @@ def make_writing_env(
     reward: Any = "levels",
     reward_config: LevelConfig | None = None,
     reward_weights: RewardWeights | Mapping[str, float] | None = None,
-    judge: WritingJudge | JudgeConfig | Mapping[str, Any] | None = None,
+    grader: WritingGrader | GraderConfig | Mapping[str, Any] | None = None,
     reward_mode: str = "joint",
     language_model: Any = None,
     **env_kwargs: Any,
 ) -> CoopEnv:
     """The env over ``split`` of ``dataset`` (or of the user's ``data_path`` file); other kwargs go to CoopEnv.
 
-    ``judge`` (off by default) adds the judge level: a dict of :class:`JudgeConfig` options such as
-    ``{"base_url": "http://127.0.0.1:8000/v1", "model": "..."}``, a JudgeConfig or a WritingJudge.
+    ``grader`` (off by default) adds the grader level: a dict of :class:`GraderConfig` options such as
+    ``{"base_url": "http://127.0.0.1:8000/v1", "model": "..."}``, a GraderConfig or a WritingGrader
+    (``judge=``, its old name, still works and warns).
     ``reward_mode="per_agent"`` gives each role its own reward where the levels separate (:class:`WritingTask`).
     ``language_model`` (``-v3`` only) replaces the scoring model: a path, a Hub id, a ``(model, tokenizer)``
     pair or a :class:`~llm_coop_envs.writing.lm.LanguageModel`; by default the config's (the project's
     small model, loaded at the first scored step).
     """
+    if "judge" in env_kwargs:
+        renamed("judge")
+        if grader is not None:
+            raise TypeError("grader= and judge= (its old name) were both given; pass grader= only.")
+        grader = env_kwargs.pop("judge")
     config = reward_config if reward_config is not None else default_levels
     if not isinstance(config, LevelConfig):
         raise TypeError(f"reward_config must be a LevelConfig, got {type(config).__name__}.")
@@ -53,7 +59,7 @@ def make_writing_env(
     chosen = tuple(select_split(items, dataset, split, custom_data=data_path is not None))
     # Word weights come from every row of the file, so a problem scores the same in every split.
     salience = Salience.from_sources(item.source for item in items)
-    task = WritingTask(spec, chosen, config, reward, salience, WritingJudge.coerce(judge), reward_mode, language_model)
+    task = WritingTask(spec, chosen, config, reward, salience, WritingGrader.coerce(grader), reward_mode, language_model)
     return CoopEnv(task, **env_kwargs)
 
 

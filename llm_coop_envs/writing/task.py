@@ -18,7 +18,7 @@ from llm_coop_envs.core.reward_fns import RewardFn, resolve_reward
 from llm_coop_envs.writing.thresholds import LevelConfig
 from llm_coop_envs.writing.grounding import Salience, SourceProfile
 from llm_coop_envs.writing.items import Item
-from llm_coop_envs.writing.judge import Grades, WritingJudge
+from llm_coop_envs.writing.grader import Grades, WritingGrader
 from llm_coop_envs.writing.lm import LanguageModel
 from llm_coop_envs.writing.lm_levels import requests_if_scored, score_pair_v3
 from llm_coop_envs.writing.reward import PairScore, PairTexts, gates_passed_by_role, score_pair
@@ -38,7 +38,7 @@ class WritingSpec:
     uses_reference: bool
     """Score ROUGE of the first role's text against the item's reference (TL;DR)."""
     description: str = ""
-    """What each role writes, in one sentence (shown to the judge)."""
+    """What each role writes, in one sentence (shown to the grader)."""
 
 
 class WritingTask:
@@ -48,7 +48,7 @@ class WritingTask:
     levels separate: ``rouge`` scores the first role's text only, so only the first role gets it; when
     the structure gates fail, a role whose own text passes them (word count, not degenerate, prose, not
     copied) keeps the structure credit of passed gates (0.5 × the structure weight) instead of 0. Every
-    other level judges the two texts together and is shared. Any reward but the plain ``"levels"`` (a
+    other level scores the two texts together and is shared. Any reward but the plain ``"levels"`` (a
     function of the user's, a weighted list) is shared whole.
     """
 
@@ -59,7 +59,7 @@ class WritingTask:
         config: LevelConfig,
         reward: Any = "levels",
         salience: Salience | None = None,
-        judge: WritingJudge | None = None,
+        grader: WritingGrader | None = None,
         reward_mode: str = "joint",
         language_model: Any = None,
     ) -> None:
@@ -75,8 +75,8 @@ class WritingTask:
         self.salience = salience if salience is not None else Salience.from_sources(item.source for item in items)
         """Word weights for grounding: from every row of the data file when built by the env factory."""
         self._profiles: dict[int, SourceProfile] = {}
-        self.judge = judge
-        """Off (None) by default; when set, the reward has a ``judge`` component."""
+        self.grader = grader
+        """Off (None) by default; when set, the reward has a ``grader`` component."""
         self.reward = resolve_reward(reward, {"levels": self.component_names()})
         if language_model is not None and config.lm is None:
             raise ValueError("language_model= is read by the -v3 rewards only; this config has no language-model levels.")
@@ -128,23 +128,23 @@ class WritingTask:
 
     def component_names(self) -> tuple[str, ...]:
         """The reward components of this task, in order (``rouge`` only when a reference is scored)."""
-        return self.config.level_names() + ("rouge",) * self.spec.uses_reference + ("judge",) * (self.judge is not None)
+        return self.config.level_names() + ("rouge",) * self.spec.uses_reference + ("grader",) * (self.grader is not None)
 
     def level_reward(self, score: PairScore, grades: Grades | None = None) -> RewardResult:
         weights = self.config.weights
         components = {name: getattr(weights, name) * value for name, value in score.level_scores().items()}
         if self.spec.uses_reference:
             components["rouge"] = weights.rouge * (score.rouge or 0.0)
-        if self.judge is not None:
-            components["judge"] = weights.judge * (grades.mean if grades is not None else 0.0)
+        if self.grader is not None:
+            components["grader"] = weights.grader * (grades.mean if grades is not None else 0.0)
         return RewardResult.from_components(components)
 
     def grade(self, index: int, replies: Mapping[str, str], score: PairScore) -> Grades | None:
-        """The judge's grades; None without a judge or when the structure gates failed (nothing is sent)."""
-        if self.judge is None or not score.gates_passed:
+        """The grader's grades; None without a grader or when the structure gates failed (nothing is sent)."""
+        if self.grader is None or not score.gates_passed:
             return None
         texts = (replies[self.agents[0]], replies[self.agents[1]])
-        return self.judge.grade(self.spec.description or self.spec.name, self.agents, texts, self.items[index].source)
+        return self.grader.grade(self.spec.description or self.spec.name, self.agents, texts, self.items[index].source)
 
     def max_reward(self) -> float:
         return sum(getattr(self.config.weights, name) for name in self.component_names())
@@ -154,22 +154,22 @@ class WritingTask:
 
     def evaluate_many(self, items: Sequence[tuple[int, Mapping[str, str]]],
                       executor: Executor | None = None) -> list[Evaluation]:
-        """``evaluate`` for many (index, replies) pairs: the levels (and judge calls) one pair at a
+        """``evaluate`` for many (index, replies) pairs: the levels (and grader calls) one pair at a
         time, on ``executor`` when given; the reward functions in one batch."""
-        def judge_one(item: tuple[int, Mapping[str, str]]) -> tuple[PairScore, Grades | None]:
-            return self._judged(*item)
+        def score_one(item: tuple[int, Mapping[str, str]]) -> tuple[PairScore, Grades | None]:
+            return self._scored(*item)
 
         self.prefetch(items)
-        judged = list(map(judge_one, items) if executor is None or len(items) < 2 else executor.map(judge_one, items))
-        levels = [self.level_reward(score, grades) for score, grades in judged]
+        scored = list(map(score_one, items) if executor is None or len(items) < 2 else executor.map(score_one, items))
+        levels = [self.level_reward(score, grades) for score, grades in scored]
         rewards = levels
         if not self.reward.is_bundled_only:
             bundled = levels if self.reward.bundled is not None else None
             rewards = self.reward.combine(bundled, [r for _, r in items], [self.example(i) for i, _ in items])
         return [self._evaluation(index, replies, score, grades, level, reward)
-                for (index, replies), (score, grades), level, reward in zip(items, judged, levels, rewards)]
+                for (index, replies), (score, grades), level, reward in zip(items, scored, levels, rewards)]
 
-    def _judged(self, index: int, replies: Mapping[str, str]) -> tuple[PairScore, Grades | None]:
+    def _scored(self, index: int, replies: Mapping[str, str]) -> tuple[PairScore, Grades | None]:
         score = self.score(index, replies)
         return score, self.grade(index, replies, score)
 
@@ -180,8 +180,8 @@ class WritingTask:
             "metrics": score.metrics,
             "level_reward": round(levels_reward.total, 4),
         }
-        if self.judge is not None:
-            details["judge"] = _judge_details(grades)
+        if self.grader is not None:
+            details["grader"] = _grader_details(grades)
         text = self._feedback(score, levels_reward, grades)
         return Evaluation(reward=reward, solved=score.solved, feedback=dict.fromkeys(self.agents, text), details=details,
                           agent_rewards=self._agent_rewards(index, replies, score, reward))
@@ -217,13 +217,13 @@ class WritingTask:
         if self.spec.uses_reference and score.rouge is not None:
             lines.append(f"ROUGE (mean F1) of the {self.agents[0]} text against the author's TL;DR: {score.rouge:.2f}.")
         if grades is not None and grades.error:
-            lines.append(f"Judge: no grades ({grades.error}); the judge component is 0.")
+            lines.append(f"Grader: no grades ({grades.error}); the grader component is 0.")
         elif grades is not None:
-            lines.append("Judge grades (0-1): " + ", ".join(f"{name} {value:.2f}" for name, value in grades.scores.items()) + ".")
+            lines.append("Grader grades (0-1): " + ", ".join(f"{name} {value:.2f}" for name, value in grades.scores.items()) + ".")
         return "\n".join(lines)
 
 
-def _judge_details(grades: Grades | None) -> dict[str, Any]:
+def _grader_details(grades: Grades | None) -> dict[str, Any]:
     if grades is None:
         return {"scores": {}, "error": None, "cached": False, "sent": False}
     return {"scores": dict(grades.scores), "error": grades.error, "cached": grades.cached, "sent": True}

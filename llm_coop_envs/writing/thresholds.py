@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from llm_coop_envs.writing.bands import Band
+from llm_coop_envs.writing.grader import renamed
 
-COMPONENTS = ("structure", "style", "coherence", "rouge", "grounding", "complementarity", "judge", "fluency", "consistency")
+COMPONENTS = ("structure", "style", "coherence", "rouge", "grounding", "complementarity", "grader", "fluency", "consistency")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,8 +31,8 @@ class RewardWeights:
     """Used from ``-v1`` on: the texts are about their own source."""
     complementarity: float = 1.0
     """Used from ``-v1`` on: each text covers its own part of the source."""
-    judge: float = 1.0
-    """Used only when a judge endpoint is configured (``judge=``): the judge's mean grade."""
+    grader: float = 1.0
+    """Used only when a grader endpoint is configured (``grader=``): the grader's mean grade."""
     fluency: float = 1.0
     """Used from ``-v3`` on: each text reads as language under the language model."""
     consistency: float = 1.0
@@ -49,6 +50,7 @@ class RewardWeights:
         if isinstance(value, cls):
             return value
         if isinstance(value, Mapping):
+            value = {renamed(name) if name == "judge" else name: weight for name, weight in value.items()}
             unknown = sorted(set(value) - set(COMPONENTS))
             if unknown:
                 raise ValueError(f"Unknown reward weight(s) {unknown}; the components are {list(COMPONENTS)}.")
@@ -69,7 +71,7 @@ class OrderCheck:
     min_share: float = 0.3
     """A sentence is aligned when a source sentence holds at least this share of its weighted content words."""
     min_pairs: int = 3
-    """Fewer ordered-or-reversed pairs of aligned sentences than this: the order is not judged."""
+    """Fewer ordered-or-reversed pairs of aligned sentences than this: the order is not checked."""
     max_reversed: float = -0.5
     """Concordance (Kendall's tau against the source order) at or below this fails."""
 
@@ -99,7 +101,7 @@ class LMCheck:
     """Mean log-probability per token of each text on its own (the worse of the two is scored)."""
     pmi: Band = Band(0.3, 0.7, 100.0, 100.0)
     """Grounding: pointwise mutual information per token with the source of the better-grounded text
-    (a short TL;DR may restate the title and gain little; the off-source share judges each text)."""
+    (a short TL;DR may restate the title and gain little; the off-source share checks each text)."""
     copy_pmi: float = 1.55
     """Grounding fails when both texts gain more than this per token: together they repeat the source
     (reworded or disguised); genuine pairs stay below it."""
@@ -295,7 +297,7 @@ TLDR_V1_LEVELS = dataclasses.replace(
     min_function_word_share=0.2,
     max_in_order_share=0.85,
     on_source=Band(0.15, 0.40, 1.0, 1.0),
-    # No floor for the TL;DR on its own: ROUGE judges it, and authors' TL;DRs can be vague.
+    # No floor for the TL;DR on its own: ROUGE scores it, and authors' TL;DRs can be vague.
     min_text_on_source=(0.0, 0.30),
     coverage=Band(0.05, 0.15, 1.0, 1.0),
     complementarity=Band(0.15, 0.40, 1.0, 1.0),

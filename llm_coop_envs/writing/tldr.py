@@ -16,7 +16,7 @@ observations, rewards, terminations, truncations, infos = env.step({"tldr": "...
 | Agents | `tldr`, `detail` (in this order in the sequential protocol) |
 | Observation space | `UnicodeText`: the prompt, later turns add the agent's previous reply and feedback |
 | Action space | `UnicodeText`: any string (capped at `max_reply_chars`) |
-| Reward | joint, the same for both agents; levels below, maximum 7.0 (8.0 with a judge) |
+| Reward | joint, the same for both agents; levels below, maximum 7.0 (8.0 with a grader) |
 | Data | `trl-lib/tldr` on the Hub, offline `tldr.jsonl` (500 posts) |
 | Problem ids | the Reddit post id (`t3_1wbdsh`); rows without an id: `tldr/<row position>` |
 | Needs | torch and transformers (`pip install 'llm-coop-envs[train]'`) and the default model on disk (`llm-coop pull-model`): a small language model reads the texts |
@@ -27,7 +27,7 @@ Gated levels, run in order; **a failed level stops the scoring** (later levels s
 in [0, 1] times its weight (`reward_weights`, default 1 each); the total is the sum of the
 components, which `infos[agent]["reward_components"]` lists as `structure`, `fluency`, `grounding`,
 `consistency`, `complementarity`, `style`, `coherence`, `rouge` (weight 0: reported, not paid) and
-`judge`. A language model (the project's SmolLM2-135M-Instruct build, fp32 on CPU, loaded at the first
+`grader`. A language model (the project's SmolLM2-135M-Instruct build, fp32 on CPU, loaded at the first
 scored step and shared by every env and copy) reads the texts; exact checks guard numbers, names and
 negations (`llm_coop_envs.writing.lm_levels`):
 
@@ -56,7 +56,7 @@ negations (`llm_coop_envs.writing.lm_levels`):
    tldr) − log p(detail | post)) / tokens, in a band (a detail that restates the TL;DR fails);
 6. **style consistency**: vocabulary overlap of the two texts, in a band (repetition fails);
 7. **coherence**: transition phrases of several kinds, not stuffed;
-8. **judge** (optional, off by default): as in `-v2`, an OpenAI-compatible chat endpoint grades the pair.
+8. **grader** (optional, off by default): as in `-v2`, an OpenAI-compatible chat endpoint grades the pair.
 
 ROUGE of the `tldr` text against the author's TL;DR is still measured (`details["metrics"]["rouge"]`)
 but has weight 0: an equally faithful TL;DR in other words no longer loses reward to it.
@@ -80,7 +80,7 @@ measurements (word counts, shares, log-probabilities, PMI, facts found, ratio, o
 | `reward_config` | `TLDR_V3_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 but `rouge` 0.0 | a `RewardWeights` or a dict such as `{"rouge": 1.0}` (missing names keep 1.0) |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
-| `judge` | `None` | a dict of `JudgeConfig` options (`base_url`, `model`, `api_key_env`, `timeout_s`, `max_retries`, `on_error`, ...) or a `WritingJudge` |
+| `grader` | `None` | a dict of `GraderConfig` options (`base_url`, `model`, `api_key_env`, `timeout_s`, `max_retries`, `on_error`, ...) or a `WritingGrader` |
 | `language_model` | `None` | the scoring model of the `-v3` levels: a local path, a Hub id, a `(model, tokenizer)` pair or a `LanguageModel`; by default the project's small model from the local cache |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |
 

@@ -266,7 +266,7 @@ def test_the_former_names_still_import():
 
     assert RewardCallable is reward_fns.RewardFn
     task = llm_coop_envs.make("coop_basics-v1", split="all").task
-    verdict = task.judge(0, HONEST["helper"], HONEST["main"])
+    verdict = task.verdict(0, HONEST["helper"], HONEST["main"])
     with pytest.warns(DeprecationWarning, match="pass the function as reward="):
         scorer = UserReward(lambda replies, context: context["result"].passed)
     assert scorer(verdict).components == {"custom": float(verdict.passed)}

@@ -56,7 +56,7 @@ def test_sampled_pairs_from_a_tiny_local_model(data_dir, tmp_path, capsys):
     assert len({r["task_id"] for r in rows}) == 2
 
 
-def test_judge_against_the_rest_with_a_local_stand_in(data_dir, capsys):
+def test_grader_against_the_rest_with_a_local_stand_in(data_dir, capsys):
     from tests.multiturn.reviewer_server import completion, reviewer_server
 
     def grade_by_connectives(request, stop):
@@ -65,6 +65,6 @@ def test_judge_against_the_rest_with_a_local_stand_in(data_dir, capsys):
         return completion(json.dumps({"structure": grade, "style": grade, "coherence": 3}))(request, stop)
 
     with reviewer_server(grade_by_connectives) as server:
-        main(["--pairs", "built", "--judge-url", server.url, "--judge-model", "stand-in"])
+        main(["--pairs", "built", "--grader-url", server.url, "--grader-model", "stand-in"])
     report = capsys.readouterr().out
-    assert "| judge vs the rest of the reward (" in report and "| judge vs ROUGE-L |" in report
+    assert "| grader vs the rest of the reward (" in report and "| grader vs ROUGE-L |" in report

@@ -51,7 +51,7 @@ def test_versions_without_a_check_show_a_dash(hook):
 def test_env_docstrings_link_to_the_table_instead_of_repeating_it(module):
     reward_section = module.__doc__.split('## Reward (')[1].split("## Arguments")[0]
     assert "writing.md#reward-levels" in reward_section
-    assert not re.search(r"\d\.\d", reward_section.split("**judge**")[0]), "a threshold is restated in the docstring"
+    assert not re.search(r"\d\.\d", reward_section.split("**grader**")[0]), "a threshold is restated in the docstring"
 
 
 @pytest.mark.parametrize("module", [tldr, arxiv_intro])

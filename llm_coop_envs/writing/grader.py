@@ -1,19 +1,19 @@
-"""The optional judge level: an outside model grades a pair on the paper's three criteria.
+"""The optional grader level: an outside model grades a pair on the paper's three criteria.
 
-Off by default. Pass ``judge={"base_url": "http://127.0.0.1:8000/v1", "model": "..."}`` (or a
-:class:`WritingJudge`) to a writing env: the reward then has a ``judge`` component, the judge's mean
-grade in [0, 1] times ``reward_weights["judge"]``. Any OpenAI-compatible chat endpoint works; the
+Off by default. Pass ``grader={"base_url": "http://127.0.0.1:8000/v1", "model": "..."}`` (or a
+:class:`WritingGrader`) to a writing env: the reward then has a ``grader`` component, the grader's mean
+grade in [0, 1] times ``reward_weights["grader"]``. Any OpenAI-compatible chat endpoint works; the
 request goes through the multi-turn reviewer's client (:mod:`llm_coop_envs.feedback.chat_client`).
 
-The judge sees the source and the two texts and answers with a JSON object of three integer grades
+The grader sees the source and the two texts and answers with a JSON object of three integer grades
 from 1 to 5, one per criterion (:data:`CRITERIA`); a grade g counts (g - 1) / 4. Grades are cached
 by a hash of the request, so a pair written twice is graded once. A pair that fails the structure
-gates is not sent (its judge component is 0).
+gates is not sent (its grader component is 0).
 
 When the endpoint cannot be reached, times out after its retries, or answers anything but the
-three grades, ``on_error="zero"`` (the default) gives a judge component of 0, puts the reason in
-``infos[agent]["details"]["judge"]["error"]`` and a line in the feedback, and caches nothing (the
-next evaluation asks again); ``on_error="raise"`` raises :class:`JudgeError` instead.
+three grades, ``on_error="zero"`` (the default) gives a grader component of 0, puts the reason in
+``infos[agent]["details"]["grader"]["error"]`` and a line in the feedback, and caches nothing (the
+next evaluation asks again); ``on_error="raise"`` raises :class:`GraderError` instead.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import json
 import os
 import re
 import threading
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,20 +37,31 @@ CRITERIA = {
     "style": "The two parts read as one text: consistent tone, terminology and level of detail.",
     "coherence": "Ideas follow logically within and across the parts, and everything said is faithful to the source.",
 }
-"""The paper's three criteria, as the judge is asked to apply them."""
+"""The paper's three criteria, as the grader is asked to apply them."""
 
-RUBRIC_VERSION = "writing-judge-1"
+RUBRIC_VERSION = "writing-grader-1"
 """Part of the cache key: a changed rubric never reuses old grades."""
+
+RENAMED = {"judge": "grader", "JudgeConfig": "GraderConfig", "WritingJudge": "WritingGrader", "JudgeError": "GraderError"}
+"""The grader's documented names up to 0.1.0 ("judge" now names only the sandbox's test runner): they still
+work, with a FutureWarning."""
 
 _FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
-class JudgeError(Exception):
-    """The judge gave no usable grades; ``str(error)`` is a short reason without secrets."""
+def renamed(old: str) -> str:
+    """The current name of ``old`` (a key of :data:`RENAMED`), warning that the old one will go."""
+    new = RENAMED[old]
+    warnings.warn(f"{old} is now {new} (the writing grader); the old name will be removed.", FutureWarning, stacklevel=3)
+    return new
+
+
+class GraderError(Exception):
+    """The grader gave no usable grades; ``str(error)`` is a short reason without secrets."""
 
 
 @dataclasses.dataclass(frozen=True)
-class JudgeConfig:
+class GraderConfig:
     base_url: str
     model: str
     api_key_env: str | None = "OPENAI_API_KEY"
@@ -61,21 +73,21 @@ class JudgeConfig:
     max_chars_per_part: int = 6_000
     max_response_bytes: int = 1_000_000
     on_error: str = "zero"
-    """``"zero"``: a failed grading scores 0 and says why in ``details``; ``"raise"``: raise JudgeError."""
+    """``"zero"``: a failed grading scores 0 and says why in ``details``; ``"raise"``: raise GraderError."""
     cache_size: int = 10_000
 
     def __post_init__(self) -> None:
         if not isinstance(self.base_url, str) or not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"judge base_url must start with http:// or https://, got {self.base_url!r}.")
+            raise ValueError(f"grader base_url must start with http:// or https://, got {self.base_url!r}.")
         if not isinstance(self.model, str) or not self.model.strip():
-            raise ValueError("judge model must be a non-empty model name.")
+            raise ValueError("grader model must be a non-empty model name.")
         if self.on_error not in ("zero", "raise"):
-            raise ValueError(f"judge on_error must be 'zero' or 'raise', got {self.on_error!r}.")
+            raise ValueError(f"grader on_error must be 'zero' or 'raise', got {self.on_error!r}.")
         if not self.timeout_s > 0 or not isinstance(self.max_retries, int) or self.max_retries < 0:
-            raise ValueError("judge timeout_s must be > 0 and max_retries an integer >= 0.")
+            raise ValueError("grader timeout_s must be > 0 and max_retries an integer >= 0.")
         for name in ("max_tokens", "max_chars_per_part", "max_response_bytes", "cache_size"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ValueError(f"judge {name} must be a positive integer, got {getattr(self, name)!r}.")
+                raise ValueError(f"grader {name} must be a positive integer, got {getattr(self, name)!r}.")
 
     @property
     def url(self) -> str:
@@ -85,7 +97,7 @@ class JudgeConfig:
 
 @dataclasses.dataclass(frozen=True)
 class Grades:
-    """The judge's verdict: grades in [0, 1] by criterion, or the reason there are none."""
+    """What the grader answered: grades in [0, 1] by criterion, or the reason there are none."""
 
     scores: Mapping[str, float]
     error: str | None = None
@@ -96,23 +108,23 @@ class Grades:
         return sum(self.scores.values()) / len(self.scores) if self.scores else 0.0
 
 
-class WritingJudge:
+class WritingGrader:
     """Grades pairs through a chat endpoint; thread-safe, with a bounded cache keyed by request hash."""
 
-    def __init__(self, config: JudgeConfig) -> None:
+    def __init__(self, config: GraderConfig) -> None:
         self.config = config
         self._cache: collections.OrderedDict[str, dict[str, float]] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     @classmethod
-    def coerce(cls, value: WritingJudge | JudgeConfig | Mapping[str, Any] | None) -> WritingJudge | None:
-        if value is None or isinstance(value, WritingJudge):
+    def coerce(cls, value: WritingGrader | GraderConfig | Mapping[str, Any] | None) -> WritingGrader | None:
+        if value is None or isinstance(value, WritingGrader):
             return value
-        if isinstance(value, JudgeConfig):
+        if isinstance(value, GraderConfig):
             return cls(value)
         if isinstance(value, Mapping):
-            return cls(JudgeConfig(**dict(value)))
-        raise TypeError(f"judge must be None, a dict of JudgeConfig options or a WritingJudge, got {type(value).__name__}.")
+            return cls(GraderConfig(**dict(value)))
+        raise TypeError(f"grader must be None, a dict of GraderConfig options or a WritingGrader, got {type(value).__name__}.")
 
     def grade(self, task: str, roles: tuple[str, str], texts: tuple[str, str], source: str) -> Grades:
         """Grades of ``texts`` (by ``roles``) written from ``source``; ``task`` says what each role writes."""
@@ -124,7 +136,7 @@ class WritingJudge:
                 return Grades(dict(self._cache[key]), cached=True)
         try:
             scores = self._ask(payload)
-        except JudgeError as error:
+        except GraderError as error:
             if self.config.on_error == "raise":
                 raise
             return Grades({}, error=str(error))
@@ -148,7 +160,7 @@ class WritingJudge:
                 max_response_bytes=config.max_response_bytes,
             )
         except ReviewerError as error:
-            raise JudgeError(f"judge unavailable: {error}") from None
+            raise GraderError(f"grader unavailable: {error}") from None
         return parse_grades(answer)
 
     def _payload(self, task: str, roles: tuple[str, str], texts: tuple[str, str], source: str) -> dict[str, Any]:
@@ -173,15 +185,15 @@ class WritingJudge:
             "max_tokens": self.config.max_tokens,
         }
 
-    def __deepcopy__(self, memo: dict) -> WritingJudge:
-        return self  # env copies share one judge and its cache
+    def __deepcopy__(self, memo: dict) -> WritingGrader:
+        return self  # env copies share one grader and its cache
 
     def __repr__(self) -> str:
-        return f"WritingJudge(url={self.config.url!r}, model={self.config.model!r})"
+        return f"WritingGrader(url={self.config.url!r}, model={self.config.model!r})"
 
 
 def parse_grades(answer: str) -> dict[str, float]:
-    """The three grades in [0, 1] from the judge's answer, or JudgeError naming what is wrong."""
+    """The three grades in [0, 1] from the grader's answer, or GraderError naming what is wrong."""
     match = _FENCED.search(answer)
     text = match.group(1) if match else answer
     start, end = text.find("{"), text.rfind("}")
@@ -190,11 +202,11 @@ def parse_grades(answer: str) -> dict[str, float]:
     except ValueError:
         grades = None
     if not isinstance(grades, dict):
-        raise JudgeError("the judge's answer holds no JSON object")
+        raise GraderError("the grader's answer holds no JSON object")
     scores = {}
     for name in CRITERIA:
         value = grades.get(name)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 5:
-            raise JudgeError(f"the judge's grade for {name!r} is missing or not a number from 1 to 5")
+            raise GraderError(f"the grader's grade for {name!r} is missing or not a number from 1 to 5")
         scores[name] = (float(value) - 1.0) / 4.0
     return scores
