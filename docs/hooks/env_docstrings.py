@@ -1,7 +1,9 @@
 """MkDocs hook: a page line ``<!-- module-docstring: package.module -->`` becomes that module's docstring.
 
 Each environment module's docstring is its documentation page, so the docs can never drift from
-the code. The docstring is read with ``ast`` (the module is not imported).
+the code. The docstring is read with ``ast`` (the module is not imported). What follows the line up
+to a closing ``<!-- /module-docstring -->`` is replaced too: a title and a pointer to the module for
+readers of the source on a code host, where the comment is invisible.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-MARKER = re.compile(r"<!--\s*module-docstring:\s*([\w.]+)\s*-->")
+MARKER = re.compile(r"<!--\s*module-docstring:\s*([\w.]+)\s*-->(?:(?:(?!<!--).)*?<!--\s*/module-docstring\s*-->)?", re.S)
 
 
 def _docstring(module: str) -> str:
