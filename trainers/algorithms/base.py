@@ -178,14 +178,19 @@ class AlgorithmBase:
     def on_step_end(self, step: int, metrics: Mapping[str, float]) -> None:
         """Called after the update of step ``step`` with the trainer's metrics of the step."""
 
-    def log(self, name: str, value: float) -> None:
-        """Record a value of metric ``name`` (from any method); the step's mean is logged as ``algo/<name>``."""
-        self.__dict__.setdefault("_logged", defaultdict(list))[name].append(float(value))
+    def log(self, name: str, value: float, agent: str | None = None) -> None:
+        """Record a value of metric ``name`` (from any method); the step's mean is logged as ``algo/<name>``.
+        With ``agent`` (e.g. ``batch.agent`` in :meth:`loss`), that agent's mean is logged too, as
+        ``agent/<agent>/algo/<name>``, beside the mean over every agent."""
+        logged = self.__dict__.setdefault("_logged", defaultdict(list))
+        logged[f"algo/{name}"].append(float(value))
+        if agent is not None:
+            logged[f"agent/{agent}/algo/{name}"].append(float(value))
 
     def pop_metrics(self) -> dict[str, float]:
         """The step's logged metrics (mean of each), then forget them: the trainer calls this once a step."""
         logged = self.__dict__.get("_logged", {})
-        metrics = {f"algo/{name}": float(np.mean(values)) for name, values in logged.items() if values}
+        metrics = {key: float(np.mean(values)) for key, values in logged.items() if values}
         logged.clear()
         return metrics
 
