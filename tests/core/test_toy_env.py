@@ -1,4 +1,5 @@
 import copy
+import warnings
 
 import pytest
 
@@ -11,6 +12,46 @@ from tests.toy_task import SecretWordTask
 @pytest.mark.parametrize("protocol", ["parallel", "sequential"])
 def test_toy_env_passes_check_env(num_turns, protocol):
     check_env(CoopEnv(SecretWordTask(), num_turns=num_turns, protocol=protocol))
+
+
+
+class DriftingTask(SecretWordTask):
+    """Its prompts differ each time they are asked for: no episode is reproducible."""
+
+    asked = 0
+
+    def prompt(self, index, agent):
+        self.asked += 1
+        return f"{super().prompt(index, agent)} ({self.asked})"
+
+
+@pytest.mark.parametrize("how", ["in range", "private check gone", "pettingzoo outside the declared range"])
+def test_check_env_around_pettingzoos_private_dtype_check(monkeypatch, how):
+    """check_env replaces PettingZoo's private _test_observation_space_compatibility for its AEC test; without
+    it (or outside PettingZoo's declared range) the AEC test is skipped with a warning and the rest still checks."""
+    import importlib
+
+    import pettingzoo.test
+
+    from llm_coop_envs import testing
+
+    api_test_module = importlib.import_module("pettingzoo.test.api_test")
+    if how == "private check gone":
+        monkeypatch.delattr(api_test_module, "_test_observation_space_compatibility")
+    elif how != "in range":
+        monkeypatch.setattr(testing, "in_tested_range", lambda dist: dist != "pettingzoo")
+    ran = []
+    parallel, aec = pettingzoo.test.parallel_api_test, api_test_module.api_test
+    monkeypatch.setattr(pettingzoo.test, "parallel_api_test", lambda env, **kw: ran.append("parallel") or parallel(env, **kw))
+    monkeypatch.setattr(api_test_module, "api_test", lambda env, **kw: ran.append("aec") or aec(env, **kw))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(CoopEnv(SecretWordTask(), num_turns=2))
+    skipped = [w for w in caught if "skipped PettingZoo's AEC api_test" in str(w.message)]
+    assert ran == (["parallel", "aec"] if how == "in range" else ["parallel"]) and len(skipped) == (how != "in range")
+    with pytest.raises(AssertionError), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(CoopEnv(DriftingTask(), num_turns=2))
 
 
 def test_joint_reward_and_feedback_across_turns():

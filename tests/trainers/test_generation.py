@@ -75,6 +75,29 @@ def test_row_lora_equals_peft_forward(tmp_path, tiny_models):
     torch.testing.assert_close(after, peft_logits)  # the layers' own forward is back
 
 
+
+@pytest.mark.parametrize("peft_in_range", [True, False], ids=["peft private hooks", "public adapter_names="])
+def test_peft_mixed_adapters_give_the_row_lora_tokens(tmp_path, tiny_models, monkeypatch, peft_in_range):
+    """peft's own mixed-adapter batch (used where the per-row LoRA does not apply) generates what the per-row
+    LoRA does, through its private hooks inside peft's declared range and its public forward keyword outside."""
+    from trainers.generation import transformers_backend
+
+    backend = TransformersBackend(_policies(tmp_path, tiny_models), dtype="float32")
+    expected = [[c.completion_ids for c in cs] for cs in backend.generate(_requests())]
+    monkeypatch.setattr(transformers_backend, "supports_row_adapters", lambda model: False)
+    monkeypatch.setattr(transformers_backend, "in_tested_range", lambda dist: peft_in_range or dist != "peft")
+    model = backend.policies.slots["helper"].model
+    ids = torch.tensor([[5, 6, 7, 8], [9, 10, 11, 12]])
+    names = [backend.policies.slots["main"].adapter, "__base__"]
+    with torch.no_grad():
+        reference = model(input_ids=ids, adapter_names=names).logits
+        with transformers_backend._peft_adapter_names(model, names):
+            assert ("forward" in model.__dict__) is not peft_in_range  # which path ran
+            torch.testing.assert_close(model(input_ids=ids).logits, reference)
+    assert "forward" not in model.__dict__
+    assert [[c.completion_ids for c in cs] for cs in backend.generate(_requests())] == expected
+
+
 def test_sampling_respects_lengths_and_min_new_tokens(tmp_path, tiny_models):
     backend = TransformersBackend(_policies(tmp_path, tiny_models), dtype="float32", min_new_tokens=6)
     sampling = SamplingConfig(temperature=1.0, top_p=0.9, max_new_tokens=6)

@@ -3,6 +3,8 @@ every layer back as it was afterwards, even after an error."""
 
 from __future__ import annotations
 
+import types
+
 import pytest
 import torch
 
@@ -86,3 +88,24 @@ def test_a_layer_onednn_refuses_runs_as_it_is(monkeypatch) -> None:
         assert not _is_packed(model[0]) and _is_packed(model[2])
         torch.testing.assert_close(model(rows), _model()(rows), rtol=1e-5, atol=1e-5)
     assert not any(_is_packed(layer) for layer in model)
+
+
+@pytest.mark.parametrize("how", ["private operator gone", "torch outside the declared range"])
+def test_without_the_private_operators_every_layer_runs_plain_nn_linear(monkeypatch, how) -> None:
+    from trainers.generation import packed_linear
+
+    if how == "private operator gone":
+        monkeypatch.setattr(torch.ops, "mkldnn", types.SimpleNamespace())  # a torch without the operators
+    else:
+        monkeypatch.setattr(packed_linear, "in_tested_range", lambda dist: dist != "torch")
+    packing_works.cache_clear()
+    try:
+        assert not packing_works()
+        model, rows = _model(), torch.randn(5, 3, 16)
+        with packed_linears(model):
+            assert not any(_is_packed(layer) for layer in model)
+            assert torch.equal(model(rows), _model()(rows))  # nn.Linear itself, bit for bit
+    finally:
+        monkeypatch.undo()
+        packing_works.cache_clear()
+    assert packing_works()

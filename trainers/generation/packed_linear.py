@@ -12,6 +12,11 @@ the copies (the weights' size again, ~540 MB for the 135M model) are released wh
 so they never add to the loss pass's peak memory, and a weight changed between calls is simply
 packed anew (~0.3 s for the 135M model). Trainable layers, other dtypes, autocast and other devices
 run as they are.
+
+The two operators are private to torch (``torch.ops.mkldnn._reorder_linear_weight`` and
+``_linear_pointwise``): packing is used only with a torch inside this package's declared range whose
+operators exist and agree with ``F.linear`` (:func:`packing_works`); otherwise every layer runs its
+plain ``nn.Linear`` forward (docs/compatibility.md#private-internals).
 """
 
 from __future__ import annotations
@@ -21,10 +26,15 @@ import functools
 
 import torch
 
+from llm_coop_envs.versions import in_tested_range
+
 
 @functools.cache
 def packing_works() -> bool:
-    """Whether this torch build packs and runs a linear layer with oneDNN (and agrees with ``F.linear``)."""
+    """Whether this torch, inside the declared range, packs and runs a linear layer with oneDNN (and
+    agrees with ``F.linear``)."""
+    if not in_tested_range("torch"):
+        return False
     try:
         # Fixed values, not torch.randn: drawing here would shift the seeded generator of a run.
         weight, rows = torch.linspace(-1, 1, 32).reshape(8, 4), torch.linspace(1, -2, 12).reshape(3, 4)

@@ -11,11 +11,13 @@ linear layers run on packed weights (:mod:`trainers.generation.packed_linear`).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 import torch
 
+from llm_coop_envs.versions import in_tested_range
 from trainers.config import SamplingConfig
 from trainers.generation.base import Completion, GenerationRequest, code_block_end, cut_at_stop, cut_reply
 from trainers.generation.decode import DecodeSettings, decode
@@ -109,8 +111,19 @@ def _adapter_scope(model: torch.nn.Module, adapters: list[str | None]) -> contex
 
 @contextlib.contextmanager
 def _peft_adapter_names(model: torch.nn.Module, names: list[str]):
-    with model._enable_peft_forward_hooks(adapter_names=names):
+    """Row ``i`` of every forward within the block uses adapter ``names[i]``, through peft's private
+    ``_enable_peft_forward_hooks`` inside peft's declared range, otherwise through the public
+    ``adapter_names=`` keyword of the peft model's forward (the same hooks, entered per call)."""
+    hooks = getattr(model, "_enable_peft_forward_hooks", None)
+    if in_tested_range("peft") and hooks is not None:
+        with hooks(adapter_names=names):
+            yield
+        return
+    model.forward = functools.partial(type(model).forward, model, adapter_names=names)
+    try:
         yield
+    finally:
+        model.__dict__.pop("forward", None)
 
 
 def end_token_ids(tokenizer, model: torch.nn.Module) -> frozenset[int]:
