@@ -48,7 +48,8 @@ class SandboxConfig:
     max_program_bytes: int = 4_000_000
     """Longer programs (UTF-8 bytes, tests included) are rejected without running."""
     preload_modules: tuple[str, ...] = field(default=DEFAULT_PRELOAD)
-    """Imported once in the warm interpreter; a program's import of them is then free."""
+    """Imported once in the warm interpreter; a program's import of them is then free. A module outside
+    the standard library named here is the allow-list of site-packages a run may import."""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
