@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.learning import bootstrap
-from benchmarks.learning.records import METRICS, Run, measured_budget, problem_values
+from benchmarks.learning.records import METRICS, Run, measured_budget, problem_values, training_signal
 
 # The pass rate and the share of tests passed mean the same on every team; rewards do not
 # (the pair's maximum is 4.0, a single agent's 2.1), nor does a helper rate, so only these compare.
@@ -131,6 +131,6 @@ def aggregate(runs: Sequence[Run], algorithms: Sequence[str], resamples: int = b
         "algorithms": summary,
         "comparisons": comparisons,
         "runs": [{"name": r.name, "algo": r.algo, "seed": r.seed, "status": r.status, "error": r.error,
-                  "wall_s": r.wall_s, "samples": r.samples} for r in runs],
+                  "wall_s": r.wall_s, "samples": r.samples, "signal": training_signal(r)} for r in runs],
         "resamples": resamples,
     }

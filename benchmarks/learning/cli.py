@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.learning.plan import (
-    DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, eval_command, plan, untrained_settings,
-    teams_of, train_command, untrained_command,
+    DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, eval_command, parse_eval_set, plan,
+    teams_of, train_command, untrained_command, untrained_settings,
 )
 from benchmarks.learning.runner import portable_command
 from benchmarks.machine import uptime
@@ -37,7 +37,7 @@ COMMITTED_RESULTS = "benchmarks/results"
 """Tables kept in the repository: written only when ``--out`` names them (``check_out``)."""
 # Settings that must match for a runs folder to be resumed: anything else would mix two experiments.
 # Algorithms and seeds may be added: their runs get the same budget as the runs already there.
-SAME_EXPERIMENT = ("env", "budget", "overrides")
+SAME_EXPERIMENT = ("env", "budget", "overrides", "eval_sets")
 
 
 def bench_command(argv: Sequence[str]) -> int:
@@ -57,13 +57,22 @@ def bench_command(argv: Sequence[str]) -> int:
     if not args.report_only:
         if not args.quiet:
             print(plan_summary(meta, runs_dir, out), file=sys.stderr)
+        if args.untrained_only:
+            evaluate_untrained(meta, runs_dir, args.timeout_min * 60 if args.timeout_min else None, args.quiet)
+            print(f"Untrained records: {', '.join(str(runs_dir / name) for name in untrained_files(meta))}", file=sys.stderr)
+            return 0
         _train(meta, runs_dir, args)
     from benchmarks.learning.recompute import export_records, recompute
     from benchmarks.learning.report import results_table
 
-    runs = collect_runs(meta, runs_dir)
     # The report is computed from the exported records, exactly as `python -m
-    # benchmarks.learning.recompute <out>` computes it from the committed ones.
+    # benchmarks.learning.recompute <out>` computes it from the committed ones; each extra held-out
+    # set gets a report of its own in <out>/<set>/.
+    for name in meta.get("eval_sets") or {}:
+        set_runs = collect_runs(meta, runs_dir, name)
+        export_records(out / name, {**meta, "resamples": args.resamples, "eval_set": name}, set_runs, teams_of(meta))
+        recompute(out / name, args.resamples)
+    runs = collect_runs(meta, runs_dir)
     export_records(out, {**meta, "resamples": args.resamples}, runs, teams_of(meta))
     summary, paths = recompute(out, args.resamples)
     if args.docs_images and "png" in paths:
@@ -84,13 +93,13 @@ CPU_EVAL_TOKENS_PER_S = 94
 CPU_LOAD_S = 20  # starting a process and loading the model, per training and per evaluation
 
 
-def estimate_run_s(budget: Budget) -> float:
+def estimate_run_s(budget: Budget, held_out_sets: int = 1) -> float:
     """Seconds one run takes on a 2-core CPU with the default model, roughly: training steps,
-    evaluations (one per ``eval_every`` steps and the last), and two process starts."""
+    evaluations (one per ``eval_every`` steps and the last, on each held-out set), and the process starts."""
     training = budget.steps * budget.problems_per_step * budget.group_size * budget.sample_tokens * CPU_STEP_S_PER_SAMPLE_TOKEN
-    evaluations = budget.steps // budget.eval_every + 1
+    evaluations = (budget.steps // budget.eval_every + 1) * held_out_sets
     evaluating = evaluations * budget.eval_problems * budget.sample_tokens / CPU_EVAL_TOKENS_PER_S
-    return training + evaluating + 2 * CPU_LOAD_S
+    return training + evaluating + (1 + held_out_sets) * CPU_LOAD_S
 
 
 def plan_summary(meta: dict[str, Any], runs_dir: Path, out: Path) -> str:
@@ -100,8 +109,9 @@ def plan_summary(meta: dict[str, Any], runs_dir: Path, out: Path) -> str:
 
     budget = Budget.from_dict(meta["budget"])
     specs = plan(meta["algorithms"], meta["seeds"])
-    todo = [spec for spec in specs if not is_finished(runs_dir, spec)]
-    minutes = len(todo) * estimate_run_s(budget) / 60
+    eval_sets = meta.get("eval_sets") or {}
+    todo = [spec for spec in specs if not is_finished(runs_dir, spec, list(eval_sets))]
+    minutes = len(todo) * estimate_run_s(budget, 1 + len(eval_sets)) / 60
     done = f"; {len(specs) - len(todo)} finished before are kept" if len(todo) < len(specs) else ""
     steps = ", ".join(str(step) for step in range(0, budget.steps, budget.eval_every)) + f", {budget.steps}"
     return "\n".join([
@@ -111,6 +121,8 @@ def plan_summary(meta: dict[str, Any], runs_dir: Path, out: Path) -> str:
         f"up to {budget.sample_tokens} tokens; held-out evaluation of {budget.eval_problems} problems at steps {steps}.",
         f"Estimated time: about {minutes:.0f} min for {len(todo)} run(s) on a 2-core CPU with the default model "
         "(rough; a GPU is much faster).",
+        *([f"Extra held-out sets (each with its report in {out}/<set>/): "
+           + "; ".join(f"{name} {kwargs}" for name, kwargs in eval_sets.items())] if eval_sets else []),
         f"Logs: {runs_dir}/<run>.log (e.g. {runs_dir / (specs[0].name + '.log')}); report: {out}/results.md.",
     ])
 
@@ -129,20 +141,23 @@ def is_committed_results(folder: Path) -> bool:
     return folder.resolve() == committed or committed in folder.resolve().parents
 
 
-def collect_runs(meta: dict[str, Any], runs_dir: Path):
-    """One :class:`Run` per planned (algorithm, seed), read from its folder and its outcome file."""
+def collect_runs(meta: dict[str, Any], runs_dir: Path, eval_set: str | None = None):
+    """One :class:`Run` per planned (algorithm, seed), read from its folder and its outcome file, with
+    the evaluations of the main held-out set or of the extra set ``eval_set``."""
     from benchmarks.learning.records import Run, read_run
     from benchmarks.learning.runner import read_outcome
 
     from trainers.metrics_log import read_jsonl
 
-    untrained = {algo: runs_dir / name for algo, name in (meta.get("untrained") or {}).items()}
+    names = meta.get("untrained") if eval_set is None else (meta.get("untrained_sets") or {}).get(eval_set)
+    untrained = {algo: runs_dir / name for algo, name in (names or {}).items()}
     runs = []
     for spec in plan(meta["algorithms"], meta["seeds"]):
         outcome = read_outcome(runs_dir, spec)
         path = untrained.get(spec.algo)
         shared = read_jsonl(path) if path is not None and path.is_file() else None
-        run = read_run(Run(spec.name, spec.algo, spec.seed, wall_s=outcome.get("wall_s")), runs_dir / spec.name, shared)
+        run = read_run(Run(spec.name, spec.algo, spec.seed, wall_s=outcome.get("wall_s")), runs_dir / spec.name, shared,
+                       eval_set)
         if outcome.get("status") == "failed":
             run.status, run.error = "failed", outcome.get("error", "")
         runs.append(run)
@@ -154,15 +169,21 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
     if not algorithms or not args.seeds:
         raise ValueError("give at least one algorithm (--algos) and one seed (--seeds)")
     check_algorithms(algorithms)  # before anything trains: a wrong name stops here
+    if args.max_runs is not None and args.max_runs < 1:
+        raise ValueError(f"--max-runs must be at least 1, got {args.max_runs}")
     budget = Budget(
         steps=args.steps, problems_per_step=args.problems_per_step, group_size=args.group_size,
         sample_tokens=args.sample_tokens, eval_every=args.eval_every, eval_problems=args.eval_problems,
         learning_rate=args.learning_rate, lora_r=args.lora_r, temperature=args.temperature, top_p=args.top_p,
         model=args.model, stop_after_code=args.stop_after_code,
     )
+    eval_sets = dict(parse_eval_set(text) for text in args.eval_set)
+    if len(eval_sets) != len(args.eval_set):
+        raise ValueError("--eval-set names a set twice")
+    check_eval_sets(args.env, eval_sets)
     meta = {
         "env": args.env, "algorithms": algorithms, "seeds": list(args.seeds), "budget": dataclasses.asdict(budget),
-        "overrides": list(args.set), "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
+        "overrides": list(args.set), "eval_sets": eval_sets, "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
         "provenance": bench_provenance(args.env, budget),
         "sessions": [],
     }
@@ -201,8 +222,12 @@ def _train(meta: dict[str, Any], runs_dir: Path, args: argparse.Namespace) -> No
     _save_meta(meta, runs_dir)
     timeout = args.timeout_min * 60 if args.timeout_min else None
     evaluate_untrained(meta, runs_dir, timeout, args.quiet)
-    evals = [eval_command(runs_dir / spec.name, budget) for spec in specs]
-    run_all(specs, commands, runs_dir, timeout_s=timeout, quiet=args.quiet, eval_commands=evals)
+    eval_sets = meta.get("eval_sets") or {}
+    evals = [[eval_command(runs_dir / spec.name, budget)]
+             + [eval_command(runs_dir / spec.name, budget, name, kwargs) for name, kwargs in eval_sets.items()]
+             for spec in specs]
+    run_all(specs, commands, runs_dir, timeout_s=timeout, quiet=args.quiet, eval_commands=evals,
+            eval_sets=list(eval_sets), max_runs=args.max_runs)
     meta["sessions"][-1]["uptime_end"] = uptime()
     _save_meta(meta, runs_dir)
 
@@ -216,29 +241,52 @@ def evaluate_untrained(meta: dict[str, Any], runs_dir: Path, timeout_s: float | 
     from trainers.config import load_config
 
     budget = Budget.from_dict(meta["budget"])
-    meta["untrained"] = {}
-    for algo in meta["algorithms"]:
-        spec = plan([algo], meta["seeds"][:1])[0]
-        cfg = load_config(overrides=untrained_settings(spec, meta["env"], budget, meta["overrides"]))
-        name = f"untrained/{teams_of(meta)[algo]}-{setting_key(setting(cfg, budget.eval_problems))}.jsonl"
-        meta["untrained"][algo] = name
-        path = runs_dir / name
-        if path.is_file():
-            continue
-        if not quiet:
-            print(f"Evaluating the untrained {teams_of(meta)[algo]} team once for every run of it: {path}", file=sys.stderr)
-        command = untrained_command(path, spec, meta["env"], budget, meta["overrides"])
-        error = run_process(command, path.with_suffix(".log"), timeout_s)
-        if error:
-            print(f"llm-coop bench: the untrained evaluation failed ({error}); see {path.with_suffix('.log')}", file=sys.stderr)
+    meta["untrained"], meta["untrained_sets"] = {}, {}
+    sets = {None: [], **{name: [f"eval_env_kwargs={json.dumps(kwargs)}"]
+                         for name, kwargs in (meta.get("eval_sets") or {}).items()}}
+    for eval_set, set_override in sets.items():
+        names = meta["untrained"] if eval_set is None else meta["untrained_sets"].setdefault(eval_set, {})
+        for algo in meta["algorithms"]:
+            spec = plan([algo], meta["seeds"][:1])[0]
+            overrides = [*meta["overrides"], *set_override]
+            cfg = load_config(overrides=untrained_settings(spec, meta["env"], budget, overrides))
+            name = f"untrained/{teams_of(meta)[algo]}-{setting_key(setting(cfg, budget.eval_problems))}.jsonl"
+            names[algo] = name
+            path = runs_dir / name
+            if path.is_file():
+                continue
+            if not quiet:
+                print(f"Evaluating the untrained {teams_of(meta)[algo]} team once for every run of it: {path}", file=sys.stderr)
+            command = untrained_command(path, spec, meta["env"], budget, overrides)
+            error = run_process(command, path.with_suffix(".log"), timeout_s)
+            if error:
+                print(f"llm-coop bench: the untrained evaluation failed ({error}); see {path.with_suffix('.log')}", file=sys.stderr)
     _save_meta(meta, runs_dir)
+
+
+def untrained_files(meta: dict[str, Any]) -> list[str]:
+    """The untrained records of the main held-out set and of every extra one, relative to the runs folder."""
+    names = [*(meta.get("untrained") or {}).values()]
+    names += [name for by_algo in (meta.get("untrained_sets") or {}).values() for name in by_algo.values()]
+    return sorted(set(names))
+
+
+def check_eval_sets(env: str, eval_sets: dict[str, dict[str, Any]]) -> None:
+    """Each extra held-out set builds, before anything trains: a misspelt kwarg stops here."""
+    import llm_coop_envs
+
+    for name, kwargs in eval_sets.items():
+        try:
+            llm_coop_envs.make(env, **kwargs)
+        except Exception as error:  # noqa: BLE001 - the env's own one-line refusal
+            raise ValueError(f"--eval-set {name}: {str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
 
 
 def _check_resumable(meta: dict[str, Any], runs_dir: Path) -> None:
     if not (runs_dir / META_FILE).is_file():
         return
     old = _load_meta(runs_dir)
-    changed = [key for key in SAME_EXPERIMENT if old.get(key) != meta[key]]
+    changed = [key for key in SAME_EXPERIMENT if (old.get(key) or type(meta[key])()) != meta[key]]
     if changed:
         raise ValueError(f"{runs_dir} holds a benchmark with other settings ({', '.join(changed)} differ): "
                          "use another --runs-dir, or delete that folder to start over")
@@ -323,6 +371,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--docs-images", metavar="DIR", help="also copy curves.png to DIR/learning_<env>_curves.png (e.g. docs/images)")
     parser.add_argument("--report-only", action="store_true", help="do not train; rebuild the report from the run folders")
     parser.add_argument("--timeout-min", type=float, default=None, help="stop a run after this many minutes (it is reported failed)")
+    parser.add_argument("--eval-set", action="append", default=[], metavar="NAME={KEY: VALUE, ...}",
+                        help="an extra held-out set: the env kwargs that replace the held-out ones (YAML), evaluated "
+                             "like the main set, reported in <out>/NAME/; e.g. families={split: heldout_families}")
+    parser.add_argument("--max-runs", type=int, default=None, metavar="N",
+                        help="train at most N unfinished runs of the plan in this invocation, then report (a long "
+                             "benchmark run in parts, each part's records kept before the next)")
+    parser.add_argument("--untrained-only", action="store_true",
+                        help="only evaluate the untrained teams (e.g. to plan a benchmark's minimum detectable change)")
     parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or table")
     return parser

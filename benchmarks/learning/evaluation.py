@@ -139,14 +139,21 @@ def evaluate_untrained(out: Path, problems: int, overrides: Sequence[str]) -> Pa
     return out
 
 
-def evaluate_run(run_dir: Path, problems: int) -> list[Path]:
-    """Every checkpoint of a finished run (step > 0), written to ``<run>/bench_eval/``."""
+def records_folder(eval_set: str | None = None) -> str:
+    """A run's records folder of the main held-out set (``bench_eval``) or of an extra one (``bench_eval-<name>``)."""
+    return RECORDS_FOLDER if eval_set is None else f"{RECORDS_FOLDER}-{eval_set}"
+
+
+def evaluate_run(run_dir: Path, problems: int, eval_set: str | None = None,
+                 env_kwargs: Mapping[str, Any] | None = None) -> list[Path]:
+    """Every checkpoint of a finished run (step > 0), written to ``<run>/bench_eval/`` (or, for an
+    extra held-out set whose env kwargs replace the run's ``eval_env_kwargs``, ``bench_eval-<set>/``)."""
     import llm_coop_envs
     from trainers.checkpoint import CHECKPOINTS, PREFIX
     from trainers.generation import backend_from_config
     from trainers.loading import load_policies
 
-    folder = run_dir / RECORDS_FOLDER
+    folder = run_dir / records_folder(eval_set)
     folder.mkdir(parents=True, exist_ok=True)
     written, value = [], None
     finished = (p for p in (run_dir / CHECKPOINTS).glob(f"{PREFIX}*") if p.is_dir() and "." not in p.name)
@@ -154,9 +161,10 @@ def evaluate_run(run_dir: Path, problems: int) -> list[Path]:
         loaded = load_policies(checkpoint)
         if loaded.step == 0:
             continue  # step 0 is the untrained team, evaluated once for every run
-        value = setting(loaded.config, problems)
-        env = llm_coop_envs.make(loaded.config.env, **value["env_kwargs"])
-        records = play(env, backend_from_config(loaded.config, loaded.policies), loaded.config, problems)
+        config = loaded.config if env_kwargs is None else dataclasses.replace(loaded.config, eval_env_kwargs=dict(env_kwargs))
+        value = setting(config, problems)
+        env = llm_coop_envs.make(config.env, **value["env_kwargs"])
+        records = play(env, backend_from_config(config, loaded.policies), config, problems)
         written.append(write_records(folder / f"step_{loaded.step:05d}.jsonl", records))
     if value is None:
         raise FileNotFoundError(f"{run_dir} has no checkpoint after step 0 to evaluate")
@@ -186,11 +194,15 @@ def main(argv: Sequence[str]) -> int:
     run = commands.add_parser("run", help="evaluate every checkpoint of a finished run")
     run.add_argument("run_dir", type=Path)
     run.add_argument("--problems", type=int, required=True)
+    run.add_argument("--eval-set", help="name of an extra held-out set (records go to bench_eval-<name>/)")
+    run.add_argument("--env-kwargs", type=json.loads, help="that set's held-out env kwargs, as JSON")
     args = parser.parse_args(list(argv))
     if args.command == "untrained":
         evaluate_untrained(args.out, args.problems, args.overrides)
     else:
-        evaluate_run(args.run_dir, args.problems)
+        if (args.eval_set is None) != (args.env_kwargs is None):
+            parser.error("--eval-set and --env-kwargs go together")
+        evaluate_run(args.run_dir, args.problems, args.eval_set, args.env_kwargs)
     return 0
 
 

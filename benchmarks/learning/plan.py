@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -171,10 +172,32 @@ def train_command(spec: RunSpec, env: str, budget: Budget, runs_dir: Path, extra
     ]
 
 
-def eval_command(run_dir: Path, budget: Budget) -> list[str]:
-    """The bench's evaluation of every checkpoint of one finished run."""
-    return [sys.executable, "-m", "benchmarks.learning.evaluation", "run", str(run_dir),
-            "--problems", str(budget.eval_problems)]
+def eval_command(run_dir: Path, budget: Budget, eval_set: str | None = None,
+                 env_kwargs: Mapping[str, Any] | None = None) -> list[str]:
+    """The bench's evaluation of every checkpoint of one finished run, on the main held-out set or on
+    the extra set ``eval_set`` (whose env kwargs replace the run's ``eval_env_kwargs``)."""
+    command = [sys.executable, "-m", "benchmarks.learning.evaluation", "run", str(run_dir),
+               "--problems", str(budget.eval_problems)]
+    if eval_set is not None:
+        command += ["--eval-set", eval_set, "--env-kwargs", json.dumps(dict(env_kwargs or {}), sort_keys=True)]
+    return command
+
+
+def parse_eval_set(text: str) -> tuple[str, dict[str, Any]]:
+    """``NAME=KEY:VALUE,...`` or ``NAME={yaml mapping}`` (``--eval-set``): an extra held-out set's name
+    and env kwargs, e.g. ``families={split: heldout_families, level: 1}``."""
+    import yaml
+
+    name, _, kwargs = text.partition("=")
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name) or not kwargs.strip():
+        raise ValueError(f"--eval-set {text!r}: expected NAME={{key: value, ...}} with a name of letters, digits, - or _")
+    try:
+        value = yaml.safe_load(kwargs)
+    except yaml.YAMLError as error:
+        raise ValueError(f"--eval-set {name}: its env kwargs are not YAML ({_one_line(error)})") from None
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise ValueError(f"--eval-set {name}: the env kwargs must be a mapping, e.g. {name}={{split: test}}")
+    return name, value
 
 
 def untrained_command(out: Path, spec: RunSpec, env: str, budget: Budget, extra: Sequence[str] = ()) -> list[str]:

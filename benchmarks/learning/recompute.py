@@ -6,7 +6,8 @@ Every ``llm-coop bench`` writes, beside ``results.md``/``results.json``, the fol
 
 * ``bench.json``: the benchmark's settings (env, algorithms, seeds, budget, model, machine, sessions);
 * ``runs.json``: one entry per planned run (status, error, wall time, measured budget, first and last
-  training sample, and which record file holds each evaluated step);
+  training sample, each training step's signal (``train_log``: groups whose tests vary, reward,
+  gradient norm, share of clipped updates), and which record file holds each evaluated step);
 * ``untrained-<team>.jsonl``: the untrained team's evaluation, step 0 of every run of that team;
 * ``<run>/step_NNNNN.jsonl``: the run's evaluations after training.
 
@@ -26,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.learning.records import Run, measured_budget
+from benchmarks.learning.records import Run, measured_budget, train_log
 from trainers.metrics_log import read_jsonl
 
 RECORDS = "records"
@@ -51,7 +52,7 @@ def export_records(out: Path, meta: Mapping[str, Any], runs: Sequence[Run], team
         entries.append({
             "name": run.name, "algo": run.algo, "seed": run.seed, "team": teams.get(run.algo), "status": run.status,
             "error": run.error, "wall_s": run.wall_s, "samples": run.samples,
-            "measured": measured_budget(run) if run.ok else None, "evals": files,
+            "measured": measured_budget(run) if run.ok else None, "train_log": train_log(run), "evals": files,
         })
     for team, records in shared.items():
         _write_jsonl(folder / f"untrained-{team}.jsonl", records)
@@ -71,7 +72,7 @@ def load(out: Path) -> tuple[dict[str, Any], list[Run]]:
     for entry in json.loads((folder / "runs.json").read_text(encoding="utf-8")):
         run = Run(entry["name"], entry["algo"], entry["seed"], status=entry["status"], error=entry.get("error", ""),
                   wall_s=entry.get("wall_s"), samples=entry.get("samples") or [], measured=entry.get("measured"),
-                  team=entry.get("team"))
+                  team=entry.get("team"), train_rows=entry.get("train_log") or [])
         run.evals = {int(step): read_jsonl(folder / name) for step, name in entry["evals"].items()}
         runs.append(run)
     return meta, runs

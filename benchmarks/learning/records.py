@@ -19,6 +19,8 @@ from typing import Any
 from trainers.metrics_log import read_jsonl
 
 STEP_FILE = re.compile(r"step_(\d+)\.jsonl$")
+TRAIN_LOG_KEY = re.compile(r"^(step$|train/|reward/|perf/step_s$|agent/[^/]+/(grad_norm|grad_clipped|clip_fraction)$)")
+"""What the records keep of each training step (``metrics.jsonl``): the learning signal, not the timings."""
 # Table metric -> the per-problem field it averages (booleans count as 0/1).
 METRICS = {"pass_rate": "solved", "acc": "tests_passed", "reward": "reward", "coop_rate": "uses_helper",
            "helper_call_rate": "main_calls_helper"}
@@ -50,13 +52,16 @@ class Run:
         return self.status == "done"
 
 
-def read_run(run: Run, run_dir: Path, untrained: list[dict[str, Any]] | None = None) -> Run:
+def read_run(run: Run, run_dir: Path, untrained: list[dict[str, Any]] | None = None,
+             eval_set: str | None = None) -> Run:
     """Fill ``run`` from ``run_dir`` (``untrained``: the team's step-0 records, for a run the bench
-    evaluated); a finished folder without per-problem evaluations is a failure."""
-    from benchmarks.learning.evaluation import DONE_FILE, RECORDS_FOLDER
+    evaluated; ``eval_set``: an extra held-out set's records instead of the main set's); a finished
+    folder without per-problem evaluations is a failure."""
+    from benchmarks.learning.evaluation import DONE_FILE, records_folder
 
-    if (run_dir / RECORDS_FOLDER / DONE_FILE).is_file():
-        run.evals = read_evals(run_dir / RECORDS_FOLDER)
+    folder = run_dir / records_folder(eval_set)
+    if (folder / DONE_FILE).is_file():
+        run.evals = read_evals(folder)
         if untrained:
             run.evals[0] = untrained
         run.evals = dict(sorted(run.evals.items()))
@@ -117,4 +122,28 @@ def measured_budget(run: Run) -> dict[str, float]:
         "env_steps": int(sum(row.get("train/joint_samples", 0) for row in rows)),
         "eval_episodes": sum(len(records) for records in run.evals.values()),
         "train_s": float(sum(row.get("perf/step_s", 0.0) for row in rows)),
+    }
+
+
+def train_log(run: Run) -> list[dict[str, Any]]:
+    """Each training step's signal (the groups whose tests vary, the reward, the gradient norm and
+    the share of clipped updates per agent), as the exported records keep it."""
+    return [{key: value for key, value in row.items() if TRAIN_LOG_KEY.match(key)} for row in run.train_rows]
+
+
+def training_signal(run: Run) -> dict[str, float] | None:
+    """Over all training steps of a run: the groups, the share whose tests component varied (the
+    correctness signal), the mean gradient norm and the share of optimizer steps clipped (over agents)."""
+    rows = run.train_rows
+    if not rows:
+        return None
+    groups = sum(row.get("train/groups", 0) for row in rows)
+    varied = sum(row.get("train/groups_tests_vary", 0) for row in rows)
+    norms = [v for row in rows for k, v in row.items() if k.endswith("/grad_norm") and isinstance(v, (int, float))]
+    clipped = [v for row in rows for k, v in row.items() if k.endswith("/grad_clipped") and isinstance(v, (int, float))]
+    return {
+        "steps": len(rows), "groups": groups, "groups_tests_vary": varied,
+        "tests_vary_share": varied / groups if groups else float("nan"),
+        "grad_norm_mean": sum(norms) / len(norms) if norms else float("nan"),
+        "clipped_share": sum(clipped) / len(clipped) if clipped else float("nan"),
     }

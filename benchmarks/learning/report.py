@@ -56,7 +56,9 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
     teams = teams_of(meta)
     machine = meta["machine"]
     parts = [
-        f"# Learning benchmark on `{meta['env']}`",
+        f"# Learning benchmark on `{meta['env']}`" + (f": extra held-out set `{meta['eval_set']}`" if meta.get("eval_set") else ""),
+        *([f"Held-out env kwargs of this set: `{json.dumps(meta['eval_sets'][meta['eval_set']])}`; the main set's "
+           "report is in the folder above."] if meta.get("eval_set") else []),
         f"Reproduce (every run, all settings spelled out; llm-coop-envs {meta['package_version']}):",
         f"```bash\n{reproduce_command(meta)}\n```",
         f"Model: {meta['model']}. Training samples at temperature {budget.temperature}, top-p {budget.top_p}"
@@ -78,6 +80,8 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         budget_table(meta, summary, budget, teams),
         "## Runs",
         runs_table(summary),
+        "## Training signal",
+        signal_table(summary),
     ]
     if any(run.get("samples") for run in summary["runs"]):
         parts += ["## What the policy wrote (first and last training step)", samples_section(summary)]
@@ -100,6 +104,8 @@ def reproduce_command(meta: Mapping[str, Any]) -> str:
             flags += [f"--{flag}", str(value)]
     for override in meta.get("overrides", []):
         flags += ["--set", override]
+    for name, kwargs in (meta.get("eval_sets") or {}).items():
+        flags += ["--eval-set", f"{name}={json.dumps(kwargs)}"]
     return "llm-coop bench " + shlex.join(flags)
 
 
@@ -217,6 +223,23 @@ def runs_table(summary: Mapping[str, Any]) -> str:
         note = run["error"].splitlines()[0] if run.get("error") else ""
         lines.append(f"| {run['name']} | {run['status']} | {wall} | {note} |")
     return "\n".join(lines)
+
+
+def signal_table(summary: Mapping[str, Any]) -> str:
+    """Per run, over its training steps: whether the reward could tell its samples apart by correctness."""
+    lines = ["| run | steps | groups | groups whose tests vary | mean gradient norm | optimizer steps clipped |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for run in summary["runs"]:
+        signal = run.get("signal")
+        if signal:
+            lines.append(f"| {run['name']} | {signal['steps']} | {signal['groups']:.0f} | {signal['groups_tests_vary']:.0f} "
+                         f"({100 * signal['tests_vary_share']:.0f} %) | {signal['grad_norm_mean']:.3g} | "
+                         f"{100 * signal['clipped_share']:.0f} % |")
+    return "\n".join(lines) + (
+        "\n\nA group is a problem's G joint samples; its tests vary when the siblings differ in the reward's tests "
+        "component, the only groups in which correctness moves the advantage. The gradient norm is before "
+        "clipping (`max_grad_norm`); each step's values are in `records/runs.json` (`train_log`)."
+    )
 
 
 def samples_section(summary: Mapping[str, Any]) -> str:

@@ -20,12 +20,15 @@ from benchmarks.learning.plan import RunSpec
 LOG_TAIL_LINES = 15
 
 
-def is_finished(runs_dir: Path, spec: RunSpec) -> bool:
-    """Trained and evaluated by the bench (or, for a run of an older bench, evaluated by its trainer)."""
-    from benchmarks.learning.evaluation import DONE_FILE, RECORDS_FOLDER
+def is_finished(runs_dir: Path, spec: RunSpec, eval_sets: Sequence[str] = ()) -> bool:
+    """Trained and evaluated by the bench on the main held-out set and every extra one (or, for a run
+    of an older bench, evaluated by its trainer)."""
+    from benchmarks.learning.evaluation import DONE_FILE, records_folder
 
     run_dir = runs_dir / spec.name
-    return (run_dir / RECORDS_FOLDER / DONE_FILE).is_file() or (run_dir / "eval.json").is_file()
+    if (run_dir / "eval.json").is_file():
+        return True
+    return all((run_dir / records_folder(name) / DONE_FILE).is_file() for name in (None, *eval_sets))
 
 
 def is_trained(runs_dir: Path, spec: RunSpec) -> bool:
@@ -34,19 +37,23 @@ def is_trained(runs_dir: Path, spec: RunSpec) -> bool:
 
 def run_all(specs: Sequence[RunSpec], commands: Sequence[list[str]], runs_dir: Path, *,
             timeout_s: float | None = None, quiet: bool = False,
-            eval_commands: Sequence[list[str]] | None = None) -> None:
-    """Execute every unfinished run in order with a progress bar (and ETA) over runs; each run's
-    ``eval_commands`` entry (the bench's evaluation of its checkpoints) runs after its training."""
+            eval_commands: Sequence[Sequence[list[str]]] | None = None, eval_sets: Sequence[str] = (),
+            max_runs: int | None = None) -> None:
+    """Execute the unfinished runs in order (at most ``max_runs`` of them) with a progress bar (and
+    ETA) over runs; each run's ``eval_commands`` entry (the bench's evaluations of its checkpoints, on
+    the main held-out set and on each of ``eval_sets``) runs after its training."""
     from tqdm import tqdm
 
     runs_dir.mkdir(parents=True, exist_ok=True)
-    evals = list(eval_commands) if eval_commands is not None else [None] * len(specs)
-    todo = [(s, c, e) for s, c, e in zip(specs, commands, evals) if not is_finished(runs_dir, s)]
-    bar = tqdm(total=len(specs), initial=len(specs) - len(todo), unit="run", file=sys.stderr, disable=quiet)
+    evals = list(eval_commands) if eval_commands is not None else [()] * len(specs)
+    todo = [(s, c, e) for s, c, e in zip(specs, commands, evals) if not is_finished(runs_dir, s, eval_sets)]
+    finished_before = len(specs) - len(todo)
+    todo = todo[:max_runs] if max_runs is not None else todo
+    bar = tqdm(total=finished_before + len(todo), initial=finished_before, unit="run", file=sys.stderr, disable=quiet)
     try:
         for spec, command, evaluate in todo:
             bar.set_postfix_str(spec.name)
-            outcome = run_one(spec, command, runs_dir, timeout_s, evaluate)
+            outcome = run_one(spec, command, runs_dir, timeout_s, evaluate, eval_sets)
             bar.update(1)
             if not quiet:
                 bar.write(f"{spec.name}: {outcome['status']} in {outcome['wall_s']:.0f} s")
@@ -55,8 +62,8 @@ def run_all(specs: Sequence[RunSpec], commands: Sequence[list[str]], runs_dir: P
 
 
 def run_one(spec: RunSpec, command: list[str], runs_dir: Path, timeout_s: float | None,
-            evaluate: list[str] | None = None) -> dict:
-    """One trainer process, then its evaluation, output in ``<runs_dir>/<name>.log``; ``<name>.run.json``
+            evaluate: Sequence[list[str]] = (), eval_sets: Sequence[str] = ()) -> dict:
+    """One trainer process, then its evaluations, output in ``<runs_dir>/<name>.log``; ``<name>.run.json``
     says how it went. A run trained before (its ``final`` folder exists) is only evaluated; a folder
     left by an interrupted training is removed first: the trainer starts every run fresh."""
     log_path = runs_dir / f"{spec.name}.log"
@@ -68,10 +75,10 @@ def run_one(spec: RunSpec, command: list[str], runs_dir: Path, timeout_s: float 
         wall = time.perf_counter() - started
     else:
         wall = read_outcome(runs_dir, spec).get("wall_s")
-    if not error and evaluate is not None:
-        error = run_process(evaluate, log_path, timeout_s, append=True)
+    for evaluation in evaluate:
+        error = error or run_process(evaluation, log_path, timeout_s, append=True)
     outcome = {"name": spec.name, "command": portable_command(command), "wall_s": wall if wall is not None else time.perf_counter() - started}
-    if not error and not is_finished(runs_dir, spec):
+    if not error and not is_finished(runs_dir, spec, eval_sets):
         error = "the run ended without held-out records (no eval.json, no bench evaluation)"
     outcome.update(status="failed" if error else "done", error=_with_log_tail(error, log_path))
     (runs_dir / f"{spec.name}.run.json").write_text(json.dumps(outcome, indent=2), encoding="utf-8")
