@@ -519,6 +519,21 @@ def narrowing_kwargs(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     return {key: env_kwargs[key] for key in NARROWING_ENV_KWARGS if env_kwargs.get(key) is not None}
 
 
+TEAM_ENV_KWARGS = ("team",)
+"""Env keywords that say who plays (the coding envs' ``team="single"``): a property of the run, kept
+by every held-out env of it."""
+
+
+def explicit_held_out_kwargs(cfg: TrainConfig) -> dict[str, Any]:
+    """``eval_env_kwargs``, with the training env's team where they name none: a single agent's run
+    given held-out problems by ``eval_env_kwargs`` is still evaluated as a single agent."""
+    kwargs = dict(cfg.eval_env_kwargs or {})
+    for key in TEAM_ENV_KWARGS:
+        if key in cfg.env_kwargs:
+            kwargs.setdefault(key, cfg.env_kwargs[key])
+    return kwargs
+
+
 def held_out_kwargs(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The training kwargs made held-out: ``split="test"`` and every level kept (no narrowing keyword)."""
     kept = {key: value for key, value in env_kwargs.items() if key not in NARROWING_ENV_KWARGS}

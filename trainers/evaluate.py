@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from llm_coop_envs.core.runner import EpisodeResult, Request, run_episodes
-from trainers.config import TrainConfig
+from trainers.config import TrainConfig, explicit_held_out_kwargs
 from trainers.generation.base import GenerationBackend, GenerationRequest
 from trainers.rollout import tests_share
 
@@ -156,14 +156,14 @@ def _decode_bar(backend: Any, problems: int, enabled: bool) -> Iterator[_DecodeB
 
 
 def make_eval_env(cfg: TrainConfig) -> Any:
-    """The held-out env: ``eval_env_kwargs``, else the training kwargs with ``split="test"``.
+    """The held-out env: ``eval_env_kwargs`` (with the training team), else the training kwargs with ``split="test"``.
 
     An env that takes no ``split`` is an error here rather than a silent evaluation on the training
     problems: give ``eval_env_kwargs`` (e.g. a held-out ``data_path``) or ``Trainer(eval_env=...)``."""
     import llm_coop_envs
 
     if cfg.eval_env_kwargs is not None:
-        return llm_coop_envs.make(cfg.env, **dict(cfg.eval_env_kwargs))
+        return llm_coop_envs.make(cfg.env, **explicit_held_out_kwargs(cfg))
     if not llm_coop_envs.spec(cfg.env).accepts("split"):
         raise ValueError(
             f"eval_problems={cfg.eval_problems} but {cfg.env} takes no split, so there are no "

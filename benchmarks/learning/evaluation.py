@@ -40,10 +40,10 @@ def eval_env_kwargs(cfg: Any) -> dict[str, Any]:
     and **every level kept**: training narrowed to some levels (``env_kwargs.tier=1``) never narrows
     the held-out evaluation behind the reader's back."""
     import llm_coop_envs
-    from trainers.config import held_out_kwargs
+    from trainers.config import explicit_held_out_kwargs, held_out_kwargs
 
     if cfg.eval_env_kwargs is not None:
-        return dict(cfg.eval_env_kwargs)
+        return explicit_held_out_kwargs(cfg)
     if not llm_coop_envs.spec(cfg.env).accepts("split"):
         raise ValueError(f"{cfg.env} takes no split: give eval_env_kwargs (e.g. a held-out data_path) "
                          "so the bench does not evaluate on the training problems")
