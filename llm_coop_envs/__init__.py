@@ -24,8 +24,8 @@ __version__ = "0.1.0"
 
 
 def step_many(envs, actions, executor=None):
-    """One step of many envs, their sandbox runs batched: see :mod:`llm_coop_envs.core.batch`."""
-    from llm_coop_envs.core.batch import step_many as _step_many
+    """One step of many envs, their sandbox runs batched: see :func:`llm_coop_envs.core.env.step_many`."""
+    from llm_coop_envs.core.env import step_many as _step_many
 
     return _step_many(envs, actions, executor)
 

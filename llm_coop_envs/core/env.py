@@ -19,6 +19,17 @@ it without a render mode.
 ``max_cycles`` caps the env steps of an episode as in PettingZoo's own environments: the step that
 reaches it returns ``truncations`` true for every agent and ends the episode (``None``: no cap
 beyond ``num_turns``).
+
+Batching: :func:`step_many` steps many envs at once (e.g. a group's copies of one state), and
+``env.step`` is its batch of one, so the step sequence (check every env, take the actions, score
+the finished turns, then feedback, history and observations) is written once. Stepped one at a
+time, every copy would pay a round trip to the sandbox and wait idle while its program runs; here
+the joint replies of all copies go to their task in one call when it scores batches
+(``evaluate_many(items, executor)``: the coding and writing tasks). A coding task hands them to the
+sandbox as one batch: each program still runs on its own, isolated, and the results equal one step
+each. Either task calls a batched reward function once for all of them
+(:mod:`llm_coop_envs.core.reward_fns`). Envs that are not a ``CoopEnv`` (a wrapper, say) are
+stepped as they are (on ``executor`` when one is given).
 """
 
 from __future__ import annotations
@@ -27,7 +38,8 @@ import copy
 import difflib
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
@@ -53,6 +65,8 @@ RESET_OPTIONS = ("task_id", "index")
 RENDER_MODES = ("human", "ansi")
 DEFAULT_MAX_REPLY_CHARS = 100_000
 MAX_FEEDBACK_CHARS = 20_000  # feedback is untrusted text (it may quote a program's output)
+
+StepResult = tuple[dict, dict, dict, dict, dict]
 
 
 class CoopEnv(ParallelEnv):
@@ -153,15 +167,12 @@ class CoopEnv(ParallelEnv):
             ) from None
 
     # ----------------------------------------------------------------- step
-    def step(self, actions: Mapping[str, str]):
-        """Take one reply per active agent; returns observations, rewards, terminations, truncations, infos."""
-        self._check_step(actions)
-        if not self._take_actions(actions):
-            return self._advance_phase(self._episode, self._truncated())
-        return self._finish_turn(self._episode, self._truncated(), self.task.evaluate(*self._joint_reply()))
+    def step(self, actions: Mapping[str, str]) -> StepResult:
+        """Take one reply per active agent; returns observations, rewards, terminations, truncations, infos.
+        The batch of one of :func:`step_many`."""
+        return step_many([self], [actions])[0]
 
-    # The steps of `step`, also used by `llm_coop_envs.core.batch.step_many`, which checks every
-    # env first, then takes the actions, then scores all finished turns in one call.
+    # The steps of a step, in the order step_many takes them for every env of a batch.
     def _check_step(self, actions: Mapping[str, str]) -> None:
         self._require_running()
         self._check_actions(actions, self._active_agents())
@@ -373,6 +384,64 @@ class CoopEnv(ParallelEnv):
         clone._np_random = copy.deepcopy(self._np_random, memo)
         clone._episode = self._episode.copy() if self._episode is not None else None
         return clone
+
+
+def step_many(envs: Sequence[Any], actions: Sequence[Mapping[str, str]],
+              executor: Executor | None = None) -> list[StepResult]:
+    """``[env.step(a) for env, a in zip(envs, actions)]``, with the scoring batched where the task
+    supports it (see the module docstring). The envs must be distinct objects (copies of one state
+    are fine). Invalid actions for any ``CoopEnv`` raise before any env changes."""
+    envs, actions = list(envs), list(actions)
+    if len(envs) != len(actions):
+        raise ValueError(f"step_many got {len(envs)} envs but {len(actions)} actions.")
+    if len({id(env) for env in envs}) != len(envs):
+        raise ValueError("step_many needs distinct env objects (copy.deepcopy an env to branch it).")
+    ours = [i for i, env in enumerate(envs) if isinstance(env, CoopEnv)]
+    others = [i for i, env in enumerate(envs) if not isinstance(env, CoopEnv)]
+    for i in ours:
+        envs[i]._check_step(actions[i])
+    results: list[StepResult | None] = [None] * len(envs)
+    for i, result in zip(others, map_on(executor, lambda i: envs[i].step(actions[i]), others)):
+        results[i] = result
+    finishing = []
+    for i in ours:
+        if envs[i]._take_actions(actions[i]):
+            finishing.append(i)
+        else:
+            results[i] = envs[i]._advance_phase(envs[i]._episode, envs[i]._truncated())
+    evaluations = _evaluate(envs, finishing, executor)
+
+    def finish(i: int) -> StepResult:  # feedback, history, observations
+        return envs[i]._finish_turn(envs[i]._episode, envs[i]._truncated(), evaluations[i])
+
+    for i, result in zip(finishing, map_on(executor, finish, finishing)):
+        results[i] = result
+    return results  # type: ignore[return-value]
+
+
+def _evaluate(envs: list[CoopEnv], positions: list[int], executor: Executor | None) -> dict[int, Evaluation]:
+    """One ``evaluate_many`` call per task object (copies of an env share their task), which may use
+    ``executor`` for work it does one reply at a time; a task without it: ``evaluate`` per reply."""
+    by_task: dict[int, list[int]] = {}
+    for i in positions:
+        by_task.setdefault(id(envs[i].task), []).append(i)
+    evaluations = {}
+    for group in by_task.values():
+        task = envs[group[0]].task
+        joint = [envs[i]._joint_reply() for i in group]
+        if callable(getattr(task, "evaluate_many", None)):
+            scored = task.evaluate_many(joint, executor)
+        else:
+            scored = map_on(executor, lambda reply: task.evaluate(*reply), joint)
+        evaluations.update(zip(group, scored))
+    return evaluations
+
+
+def map_on(executor: Executor | None, function: Callable[[Any], Any], items: list) -> list:
+    """``[function(item) for item in items]``, on ``executor`` when one is given and there are two or more."""
+    if executor is None or len(items) < 2:
+        return [function(item) for item in items]
+    return list(executor.map(function, items))
 
 
 def _show(text: str) -> None:

@@ -7,7 +7,7 @@ through it, and differ only in the policy they pass.
 * :func:`run_episodes` plays many envs in lockstep with a batched policy: at each step the acting
   agents of every live episode are gathered into one list of :class:`Request`\\ s, the policy answers
   them in one call (one batched generation), and all envs are stepped together with
-  :func:`~llm_coop_envs.core.batch.step_many` (one sandbox batch for the coding envs).
+  :func:`~llm_coop_envs.core.env.step_many` (one sandbox batch for the coding envs).
 
 A reply is a ``str`` or any object with a ``text`` attribute (a generated completion that also
 carries token counts): the env gets the text, the transcript keeps the object. Who acts is read from
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from llm_coop_envs.core.batch import _map, step_many
+from llm_coop_envs.core.env import map_on, step_many
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,7 +190,7 @@ def _step(live: list[_Live], actions: list[dict[str, Any]], executor: Executor |
     if errors == "raise":
         outcomes = step_many([e.env for e in live], texts, executor=executor)
     else:
-        outcomes = _map(executor, lambda pair: _step_one(*pair), list(zip(live, texts)))
+        outcomes = map_on(executor, lambda pair: _step_one(*pair), list(zip(live, texts)))
     for episode, step, outcome in zip(live, steps, outcomes):
         if isinstance(outcome, BaseException):  # an env bug costs this episode, not the others
             episode.result.error, episode.done = f"{type(outcome).__name__}: {outcome}", True

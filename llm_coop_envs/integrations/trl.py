@@ -15,7 +15,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llm_coop_envs.core.batch import step_many
+from llm_coop_envs.core.env import step_many
 from llm_coop_envs.registration import make
 
 TASK_ID_COLUMN = "task_id"
