@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.learning import bootstrap
-from benchmarks.learning.records import METRICS, Run, measured_budget, problem_values, training_signal
+from benchmarks.learning.records import METRICS, Run, measured_budget, problem_values, training_curve, training_signal
 
 # The pass rate and the share of tests passed mean the same on every team; rewards do not
 # (the pair's maximum is 4.0, a single agent's 2.1), nor does a helper rate, so only these compare.
@@ -55,10 +55,23 @@ def summarise_algorithm(runs: Sequence[Run], task_ids: list[str], resamples: int
     return {
         "seeds": [run.seed for run in runs],
         "metrics": metrics,
+        "churn": churn(runs, task_ids),
         "components": component_changes(runs, task_ids, resamples),
         "curves": curves(runs, task_ids, resamples),
         "budget": [{"seed": run.seed, **measured_budget(run), "wall_s": run.wall_s} for run in runs],
     }
+
+
+def churn(runs: Sequence[Run], task_ids: list[str]) -> dict[str, float] | None:
+    """How many problems training moved, mean over seeds: the share solved after but not before
+    (gained), before but not after (lost), and both together (changed). A net change near zero with a
+    large churn is movement, not learning; it is also what a plan's minimum detectable change assumes."""
+    before, after = matrix(runs, "before", "pass_rate", task_ids), matrix(runs, "after", "pass_rate", task_ids)
+    if before is None or after is None or not task_ids:
+        return None
+    gained = float(((after == 1) & (before == 0)).mean())
+    lost = float(((after == 0) & (before == 1)).mean())
+    return {"gained": gained, "lost": lost, "changed": gained + lost}
 
 
 def component_values(run: Run, step: int | str, name: str, task_ids: list[str]) -> list[float] | None:
@@ -131,6 +144,7 @@ def aggregate(runs: Sequence[Run], algorithms: Sequence[str], resamples: int = b
         "algorithms": summary,
         "comparisons": comparisons,
         "runs": [{"name": r.name, "algo": r.algo, "seed": r.seed, "status": r.status, "error": r.error,
-                  "wall_s": r.wall_s, "samples": r.samples, "signal": training_signal(r)} for r in runs],
+                  "wall_s": r.wall_s, "samples": r.samples, "signal": training_signal(r),
+                  "training": training_curve(r)} for r in runs],
         "resamples": resamples,
     }

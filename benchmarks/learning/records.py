@@ -147,3 +147,13 @@ def training_signal(run: Run) -> dict[str, float] | None:
         "grad_norm_mean": sum(norms) / len(norms) if norms else float("nan"),
         "clipped_share": sum(clipped) / len(clipped) if clipped else float("nan"),
     }
+
+
+def training_curve(run: Run) -> list[dict[str, float]]:
+    """Per training step: the mean training reward and the share of groups whose tests varied."""
+    curve = []
+    for index, row in enumerate(run.train_rows, start=1):
+        groups = row.get("train/groups") or 0
+        curve.append({"step": row.get("train/step", index), "reward": row.get("reward/mean"),
+                      "tests_vary_share": row.get("train/groups_tests_vary", 0) / groups if groups else None})
+    return curve

@@ -42,16 +42,20 @@ def write_report(out: Path, meta: Mapping[str, Any], summary: Mapping[str, Any])
     # Paths relative to the project root: a results file names no machine's folders.
     paths["json"].write_text(json.dumps(relative({**meta, **summary}), indent=2), encoding="utf-8")
     curves = plot_curves(summary, out / "curves.png")
-    paths["md"].write_text(relative(markdown(meta, summary, has_curves=curves is not None)), encoding="utf-8")
+    training = plot_training(summary, out / "training.png")
+    paths["md"].write_text(relative(markdown(meta, summary, has_curves=curves is not None, has_training=training is not None)),
+                           encoding="utf-8")
     if curves is not None:
         paths["png"] = curves
+    if training is not None:
+        paths["training_png"] = training
     return paths
 
 
 # ---------------------------------------------------------------- the markdown page
 
 
-def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bool) -> str:
+def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bool, has_training: bool = False) -> str:
     budget = Budget.from_dict(meta["budget"])
     teams = teams_of(meta)
     machine = meta["machine"]
@@ -74,6 +78,7 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         results_table(summary, budget, teams),
         "## Changes (mean [95 % CI]; rates in percentage points)",
         changes_table(summary, teams),
+        churn_lines(summary),
         "## Reward change by component (after − untrained, paired; mean [95 % CI])",
         components_table(summary),
         "## Budget per algorithm",
@@ -82,6 +87,7 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         runs_table(summary),
         "## Training signal",
         signal_table(summary),
+        *(["![training reward and groups whose tests vary, per step](training.png)"] if has_training else []),
     ]
     if any(run.get("samples") for run in summary["runs"]):
         parts += ["## What the policy wrote (first and last training step)", samples_section(summary)]
@@ -153,6 +159,18 @@ def changes_table(summary: Mapping[str, Any], teams: Mapping[str, str]) -> str:
         lines.append(f"| {label(a)} − {label(b)}, after | " + " | ".join(cells) + " |")
     table = "\n".join(lines)
     return table + "".join(f"\n\n({mark}) {reason}." for reason, mark in notes.items()) if notes else table
+
+
+def churn_lines(summary: Mapping[str, Any]) -> str:
+    """How many problems each algorithm's training moved (gained and lost), beside the net change."""
+    lines = []
+    for algo, result in summary["algorithms"].items():
+        moved = result.get("churn")
+        if moved:
+            lines.append(f"* {label(algo)}: {100 * moved['changed']:.1f} % of the problems changed outcome "
+                         f"(solved after but not before: {100 * moved['gained']:.1f} %; before but not after: "
+                         f"{100 * moved['lost']:.1f} %), mean over seeds.")
+    return "Churn, trained against untrained, per problem:\n\n" + "\n".join(lines) if lines else ""
 
 
 ACROSS_TEAMS = {
@@ -302,6 +320,36 @@ def _per_seed(runs: list[Mapping[str, Any]], key: str, fmt: str) -> str:
 
 
 # ---------------------------------------------------------------- the curves
+
+
+def plot_training(summary: Mapping[str, Any], path: Path) -> Path | None:
+    """Per run and training step: the mean training reward and the share of groups whose tests varied."""
+    runs = [run for run in summary["runs"] if run.get("training")]
+    if not runs:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    algorithms = list(dict.fromkeys(run["algo"] for run in runs))
+    figure, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    panels = (("reward", "training reward (mean of the step's samples)"),
+              ("tests_vary_share", "share of groups whose tests vary"))
+    for axis, (key, title) in zip(axes, panels):
+        for run in runs:
+            points = [(p["step"], p[key]) for p in run["training"] if p.get(key) is not None]
+            color = f"C{algorithms.index(run['algo'])}"
+            axis.plot([s for s, _ in points], [v for _, v in points], color=color, alpha=0.7,
+                      label=label(run["algo"]) if run is next(r for r in runs if r["algo"] == run["algo"]) else None)
+        axis.set_title(title, fontsize=10)
+        axis.set_xlabel("training step")
+    axes[1].set_ylim(0, 1)
+    axes[0].legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
 
 
 def plot_curves(summary: Mapping[str, Any], path: Path) -> Path | None:

@@ -117,3 +117,16 @@ def test_a_held_out_set_the_env_refuses_stops_the_bench_before_training(tmp_path
     assert code == 2 and "--eval-set families: split must be one of" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
     assert bench_command(["--runs-dir", str(tmp_path), "--max-runs", "0", "-q"]) == 2
+
+
+def test_the_report_gives_the_churn_and_plots_the_training_signal(tmp_path):
+    runs_dir, out = tmp_path / "runs", tmp_path / "out"
+    _benchmark(runs_dir)
+    bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "200", "-q"])
+    text = (out / "results.md").read_text()
+    # two of four problems solved after, none before, on both seeds
+    assert "50.0 % of the problems changed outcome (solved after but not before: 50.0 %; before but not after: 0.0 %)" in text
+    assert (out / "training.png").stat().st_size > 0 and "(training.png)" in text
+    results = json.loads((out / "results.json").read_text())
+    assert results["runs"][0]["training"] == [{"step": 1, "reward": 1.0, "tests_vary_share": 0.75},
+                                              {"step": 2, "reward": 1.0, "tests_vary_share": 0.25}]
