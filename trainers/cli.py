@@ -80,7 +80,7 @@ def train_command(argv: Sequence[str]) -> int:
 
     try:
         cfg = load_config(args.config, preset=args.preset, overrides=args.overrides, **fields)
-        env, eval_env = check_names(cfg)
+        env, eval_env, algorithm = check_names(cfg)
         replaced = check_run_folder(cfg)
         check_models(cfg)
     except (ConfigError, ValueError, TypeError, KeyError, LookupError, RunExistsError, ModelUnavailable) as error:
@@ -88,7 +88,7 @@ def train_command(argv: Sequence[str]) -> int:
     if replaced is not None:
         print(replaced)
     try:
-        run_training(cfg, env, eval_env)
+        run_training(cfg, env, eval_env, algorithm)
     except RunExistsError as error:  # another process took the name since the check
         return _fail("llm-coop train", str(error))
     return 0
@@ -138,29 +138,30 @@ def missing_train_modules() -> list[str]:
 def check_names(cfg) -> tuple:
     """The env can be made (its id, kwargs and data; the held-out env too) and the algorithm exists,
     before any model loads: a mistake there is a one-line error, not a traceback after the load.
-    Returns the training env and the held-out env (None without evaluation) for the trainer to use."""
+    Returns the training env, the held-out env (None without evaluation) and the algorithm, built
+    once here, for the trainer to use."""
     import llm_coop_envs
     from trainers.algorithms.options import build_algorithm
     from trainers.config import ConfigError
     from trainers.evaluate import make_eval_env
 
     llm_coop_envs.spec(cfg.env)
-    build_algorithm(cfg)  # names first: they need no data
+    algorithm = build_algorithm(cfg)  # names first: they need no data
     try:
         env = llm_coop_envs.make(cfg.env, **cfg.env_kwargs)
         eval_env = make_eval_env(cfg) if cfg.eval_problems else None
     except (TypeError, ValueError, OSError) as error:
         raise ConfigError(f"env {cfg.env} with env_kwargs {dict(cfg.env_kwargs)}: {error}") from None
-    return env, eval_env
+    return env, eval_env, algorithm
 
 
-def run_training(cfg, env=None, eval_env=None) -> dict:
+def run_training(cfg, env=None, eval_env=None, algorithm=None) -> dict:
     """Train (the trainer evaluates the held-out problems when ``eval_problems``), print the before/after
     table, export the final weights. Returns the ``eval.json`` record (empty without evaluation).
-    ``env``/``eval_env``: envs already made from ``cfg`` (else the trainer makes them)."""
+    ``env``/``eval_env``/``algorithm``: already made from ``cfg`` (else the trainer makes them)."""
     from trainers.trainer import Trainer
 
-    trainer = Trainer(cfg, env=env, eval_env=eval_env)
+    trainer = Trainer(cfg, env=env, eval_env=eval_env, algorithm=algorithm)
     from trainers.model_cache import model_label
 
     print(f"Training {len(trainer.agents)} agent(s) {list(trainer.agents)} on {cfg.env} with {cfg.algo}, model "

@@ -166,12 +166,11 @@ def prepare(accelerator: Any, policies: Any, make_optimizer: Callable[[str], tor
             {key: make_optimizer(key) for key in policies.keys})
 
 
-def prepare_owned(accelerator: Any, algorithm: Any, policies: Any):
-    """The algorithm's own modules (``build_modules``) and their optimizers, on the policies' device and
+def prepare_owned(accelerator: Any, algorithm: Any, build_modules: Callable[[Any], Any] | None, policies: Any):
+    """The algorithm's own modules (its ``build_modules``) and their optimizers, on the policies' device and
     prepared like the policies' (a DDP wrapper each with many processes): ``({name: module}, {name: optimizer})``.
-    Algorithms without ``build_modules`` own nothing."""
-    build = getattr(algorithm, "build_modules", None)
-    owned = dict(build(policies)) if callable(build) else {}
+    An algorithm without ``build_modules`` (``None``) owns nothing."""
+    owned = dict(build_modules(policies)) if build_modules is not None else {}
     if owned and fsdp_settings() is not None:
         raise NotImplementedError(
             f"The algorithm owns modules ({sorted(owned)}), which the trainer does not prepare under FSDP: "

@@ -47,10 +47,8 @@ import numpy as np
 import torch
 
 from trainers import distributed
-from trainers.algorithms.base import (
-    Advantage, Algorithm, LossBatch, advantage_table, advantage_tensor, algorithm_metrics, call_hook, declared,
-)
-from trainers.algorithms.options import build_algorithm, loss_options, update_schedule
+from trainers.algorithms.base import Advantage, Algorithm, Capabilities, LossBatch, advantage_table, advantage_tensor
+from trainers.algorithms.options import build_algorithm, capabilities, update_schedule
 from trainers.checkpoint import latest_checkpoint, register_weight_hooks, restore_checkpoint, save_checkpoint
 from trainers.config import TrainConfig
 from trainers.phases import env_kwargs_at, parse_phases, phase_index
@@ -122,9 +120,11 @@ class Trainer:
         for step in sorted({phase.from_step for phase in self.phases}):
             _check_same_agents(self.env_at(step), self.agents, step)
         self.algorithm = algorithm if algorithm is not None else build_algorithm(cfg)
-        self.loss_options = loss_options(self.algorithm, cfg)
-        self.minibatch_size, self.updates_per_rollout = update_schedule(self.algorithm, cfg)
-        _check_single_agent(self.algorithm, self.agents, cfg)
+        self.capabilities = capabilities(self.algorithm, cfg)
+        """What the trainer reads from the algorithm besides advantages() and loss(), read once here."""
+        self.loss_options = self.capabilities.loss_options
+        self.minibatch_size, self.updates_per_rollout = update_schedule(self.capabilities, cfg)
+        _check_single_agent(self.capabilities, self.agents, cfg)
         device = self.accelerator.device if cfg.device == "auto" else None
         self.policies = build_policies(self.agents, cfg, models, device=device,
                                        keep_reference=self.loss_options.kl_coef > 0)
@@ -136,7 +136,8 @@ class Trainer:
 
         modules, self.optimizers = distributed.prepare(self.accelerator, self.policies, make_optimizer)
         self.policies.training_modules = modules
-        self.owned_modules, self.owned_optimizers = distributed.prepare_owned(self.accelerator, self.algorithm, self.policies)
+        self.owned_modules, self.owned_optimizers = distributed.prepare_owned(
+            self.accelerator, self.algorithm, self.capabilities.build_modules, self.policies)
         """The algorithm's own modules (``build_modules``) as prepared, and their optimizers, by name."""
         register_weight_hooks(self.accelerator, self.policies, self.owned_modules, self.optimizers)
         self.step = 0
@@ -194,7 +195,8 @@ class Trainer:
 
     def train_step(self) -> dict[str, float]:
         started = time.perf_counter()
-        call_hook(self.algorithm, "on_step_start", self.step + 1)
+        if self.capabilities.on_step_start is not None:
+            self.capabilities.on_step_start(self.step + 1)
         threads = self.fit_threads()
         with distributed.gathered_weights(self.policies):  # sharded weights: whole for generation
             groups = self.rollout()
@@ -216,10 +218,16 @@ class Trainer:
         if self.phases:  # -1 before the first phase
             index = phase_index(self.phases, self.step)
             metrics["train/phase"] = -1.0 if index is None else float(index)
-        call_hook(self.algorithm, "on_step_end", self.step + 1, metrics)
-        metrics.update(algorithm_metrics(self.algorithm))
+        if self.capabilities.on_step_end is not None:
+            self.capabilities.on_step_end(self.step + 1, metrics)
+        metrics.update(self.algorithm_metrics())
         self._log_samples(groups)
         return metrics
+
+    def algorithm_metrics(self) -> dict[str, float]:
+        """What the algorithm logged this step (``algo/<name>``), when it has a metrics channel."""
+        pop = self.capabilities.pop_metrics
+        return {key: float(value) for key, value in pop().items()} if pop is not None else {}
 
     def fit_threads(self) -> int:
         """torch's CPU threads for the work ahead (``cpu_threads``); untouched on a GPU."""
@@ -252,7 +260,7 @@ class Trainer:
         return grow_trees(
             roots, self.sample, group_size=self.cfg.group_size, joint_mode=self.cfg.joint_mode,
             gamma=self.cfg.gamma, early_stop_reward=self.cfg.early_stop_reward, pool=self._env_pool(),
-            greedy_sampler=self.greedy_sample if declared(self.algorithm, "needs_greedy_baseline") else None,
+            greedy_sampler=self.greedy_sample if self.capabilities.needs_greedy_baseline else None,
         )
 
     def problem_seed(self, index: int) -> int:
@@ -333,7 +341,7 @@ class Trainer:
                     for agent in self.policies.agents_of(key):
                         norms[agent].append(norm)
                     optimizer.step()
-            for _ in range(declared(self.algorithm, "module_updates") if self.owned_modules else 0):
+            for _ in range(self.capabilities.module_updates if self.owned_modules else 0):
                 self._update_owned_modules()
             distributed.sync_backend(self.backend, self.policies)
         # the last pass's loss and gradient norm, averaged over its minibatches
@@ -426,7 +434,7 @@ class Trainer:
 
         Replies with advantage 0 are skipped only when the algorithm declares its loss is 0 there
         (``zero_loss_at_zero_advantage``) and no KL term is on; they still count in the weights."""
-        skip_zero = declared(self.algorithm, "zero_loss_at_zero_advantage") is True and self.loss_options.kl_coef == 0
+        skip_zero = self.capabilities.zero_loss_at_zero_advantage is True and self.loss_options.kl_coef == 0
         needed = [i for i in items if not i.is_zero] if skip_zero else items
         needed = [i for i in needed if i.completion_ids]
         size = self.cfg.micro_batch_size
@@ -457,8 +465,7 @@ class Trainer:
             batch = LossBatch(
                 agent=agent, logps=logps, old_logps=saved["old"], mask=mask,
                 advantages=advantage_tensor([i.loss_advantage for i in micro], logps.shape[1], logps),
-                ref_logps=saved.get("ref"), clip_eps=options.clip_eps, kl_coef=options.kl_coef,
-                token_aggregation=options.token_aggregation, total_replies=total_replies, total_tokens=total_tokens,
+                ref_logps=saved.get("ref"), **dataclasses.asdict(options), total_replies=total_replies, total_tokens=total_tokens,
                 weights=torch.tensor([i.weight for i in micro], dtype=logps.dtype, device=logps.device),
                 importance_weights=importance_weights(sampler, saved["old"], mask, self.cfg.importance_cap),
             )
@@ -874,8 +881,8 @@ def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:
     return float(torch.linalg.vector_norm(torch.stack([full_tensor(p.grad.norm()) for p in grads])))
 
 
-def _check_single_agent(algorithm: Algorithm, agents: tuple[str, ...], cfg: TrainConfig) -> None:
-    if declared(algorithm, "single_agent") and len(agents) > 1 and cfg.policy != "shared":
+def _check_single_agent(capabilities: Capabilities, agents: tuple[str, ...], cfg: TrainConfig) -> None:
+    if capabilities.single_agent and len(agents) > 1 and cfg.policy != "shared":
         raise ValueError(
             f"{cfg.algo} trains one agent doing the whole task, but {cfg.env} has agents {list(agents)}: "
             "use a one-agent env (coding envs: env_kwargs.team=single) or policy=shared."

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from llm_coop_envs.core import CoopEnv, Evaluation, RewardResult
-from trainers.algorithms.base import LossBatch, LossOptions, declared
+from trainers.algorithms.base import Capabilities, LossBatch
 from trainers.generation.base import Completion
 from trainers.rollout import grow_trees, root_node
 
@@ -71,8 +71,9 @@ def train_bandit(algorithm, agents=("helper", "main"), per_agent=False, steps=40
     """Train the tabular policy with ``algorithm``; returns it (see :meth:`TabularPolicy.prob_of_best`)."""
     policy = TabularPolicy(agents)
     optimizer = torch.optim.SGD(list(policy.logits.values()), lr=lr)
-    options = getattr(algorithm, "loss_options", LossOptions())
-    greedy = policy.greedy if declared(algorithm, "needs_greedy_baseline") else None
+    declared = Capabilities.of(algorithm)
+    options = declared.loss_options
+    greedy = policy.greedy if declared.needs_greedy_baseline else None
     for step in range(steps):
         roots = [root_node(CoopEnv(PickTask(agents, per_agent)), seed=step * 2 + i) for i in range(2)]
         groups = grow_trees(roots, policy.sample, group_size=group_size, greedy_sampler=greedy)

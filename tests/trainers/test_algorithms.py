@@ -13,8 +13,8 @@ import pytest
 from llm_coop_envs.core import CoopEnv
 from tests.trainers.bandit import PickTask, TabularPolicy, train_bandit
 from trainers.algorithms import AlgorithmBase, AlgorithmNameError, get_algorithm, register_algorithm, registry
-from trainers.algorithms.base import declared, leave_one_out, policy_gradient_loss
-from trainers.algorithms.options import build_algorithm, loss_options
+from trainers.algorithms.base import Capabilities, LossOptions, leave_one_out, policy_gradient_loss
+from trainers.algorithms.options import build_algorithm, capabilities
 from trainers.config import TrainConfig
 from trainers.rollout import Group, JointSample, grow_trees, root_node
 
@@ -158,7 +158,8 @@ def test_the_base_module_imports_no_plug_in():
 
 def test_single_agent_and_other_flags_are_declared_on_the_base_class():
     assert AlgorithmBase.single_agent is False and get_algorithm("grpo").single_agent is True
-    assert declared(object(), "single_agent") is False and declared(object(), "needs_greedy_baseline") is False
+    assert Capabilities.of(object()) == Capabilities()
+    assert Capabilities.of(get_algorithm("grpo")).single_agent is True
     assert get_algorithm("maremax").needs_greedy_baseline is True
 
 
@@ -180,7 +181,7 @@ def test_loss_options_live_in_algo_kwargs_and_old_keys_still_work():
         def advantages(self, group): ...
         def loss(self, batch): ...
 
-    assert loss_options(Plain(), TrainConfig(kl_coef=0.5)).kl_coef == 0.5
+    assert capabilities(Plain(), TrainConfig(kl_coef=0.5)).loss_options.kl_coef == 0.5
 
 
 # ---------------------------------------------------------------------------- through the trainer

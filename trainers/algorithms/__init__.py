@@ -4,6 +4,7 @@ MAGRPO, GRPO, MAREINFORCE, MARLOO, MAReMax and the actor-critics MAPPO, IAC and 
 from trainers.algorithms.base import (
     Algorithm,
     AlgorithmBase,
+    Capabilities,
     LossBatch,
     LossOptions,
     aggregate,
@@ -26,6 +27,7 @@ __all__ = [
     "Algorithm",
     "AlgorithmBase",
     "AlgorithmNameError",
+    "Capabilities",
     "LossBatch",
     "LossOptions",
     "aggregate",

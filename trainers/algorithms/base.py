@@ -8,19 +8,21 @@ into a loss. Everything else (sampling, env steps, optimizers, logging, checkpoi
         def advantages(self, group): return group.returns - group.returns.mean()
         def loss(self, batch): return policy_gradient_loss(batch)
 
-Any object with those two methods works (the :class:`Algorithm` protocol). :class:`AlgorithmBase` adds
-what the trainer also reads, with defaults: the declared attributes (``single_agent``,
-``zero_loss_at_zero_advantage``, ``needs_greedy_baseline``), the loss options ``clip_eps``,
-``kl_coef`` and ``token_aggregation`` and the update schedule ``minibatch_size`` and
-``updates_per_rollout`` (all set through ``algo_kwargs``), the step hooks and a metrics channel
-(:meth:`AlgorithmBase.log`). The registry is in :mod:`trainers.algorithms.registry`.
+Any object with those two methods works (the :class:`Algorithm` protocol). Everything else the trainer
+reads from an algorithm is one declared record, :class:`Capabilities` (flags such as ``single_agent``,
+the loss options, the update schedule, the step hooks, owned modules), which the trainer builds once
+per run from the algorithm's attributes of the same names, each missing one taking its documented
+default. :class:`AlgorithmBase` declares those defaults, takes the loss options ``clip_eps``,
+``kl_coef``, ``token_aggregation`` and the schedule ``minibatch_size``, ``updates_per_rollout`` as
+constructor keywords (``algo_kwargs``), and adds a metrics channel (:meth:`AlgorithmBase.log`).
+The registry is in :mod:`trainers.algorithms.registry`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
@@ -31,7 +33,7 @@ from trainers.config import TOKEN_AGGREGATIONS
 from trainers.rollout import Group
 
 __all__ = [  # the registry's functions stay importable from here, as before
-    "Algorithm", "AlgorithmBase", "LossBatch", "LossOptions", "advantage_table", "advantage_tensor", "aggregate", "clipped_surrogate", "get_algorithm",
+    "Algorithm", "AlgorithmBase", "Capabilities", "LossBatch", "LossOptions", "advantage_table", "advantage_tensor", "aggregate", "clipped_surrogate", "get_algorithm",
     "group_relative", "kl_to_reference", "leave_one_out", "policy_gradient_loss", "register_algorithm",
     "registered_algorithms",
 ]
@@ -102,37 +104,84 @@ class LossOptions:
             raise ValueError(f"kl_coef must be >= 0, got {self.kl_coef}.")
 
 
-class AlgorithmBase:
-    """An optional base class: declared attributes with their defaults, the loss options, hooks, metrics.
+@dataclasses.dataclass(frozen=True)
+class Capabilities:
+    """What the trainer reads from an algorithm besides :meth:`~Algorithm.advantages` and
+    :meth:`~Algorithm.loss`, read once per run (:meth:`Capabilities.of`).
 
-    Subclasses take their own options as keyword arguments and pass ``**loss_options`` on::
+    Each field is the algorithm's attribute of the same name (a class attribute such as
+    ``single_agent = True``, or one set in ``__init__``); an algorithm that lacks it gets the default
+    written here, so a plain object with the two methods declares nothing and trains as MAGRPO would."""
+
+    single_agent: bool = False
+    """True for an algorithm in which one agent does the whole task: the trainer then refuses a
+    multi-agent env unless ``policy: shared``."""
+    zero_loss_at_zero_advantage: bool = False
+    """True when the loss of a reply with advantage 0 is exactly 0 without a KL term: the trainer then
+    skips those replies' forward passes (they still count in the weights)."""
+    needs_greedy_baseline: bool = False
+    """True when :meth:`~Algorithm.advantages` reads ``group.greedy``: the rollout then also samples one
+    greedy joint reply per node and steps it (not trained on)."""
+    module_updates: int = 1
+    """Optimizer steps of the owned modules (``modules_loss``) per inner epoch of an update."""
+    minibatch_size: int | None = None
+    """Joint samples per optimizer step (``algo_kwargs.minibatch_size``): the rollout is split, in
+    rollout order, into ceil(samples / minibatch_size) minibatches, each a loss and an optimizer step
+    of its own. ``None``: the whole rollout, one optimizer step per pass."""
+    updates_per_rollout: int | None = None
+    """Passes (epochs) over the rollout per update (``algo_kwargs.updates_per_rollout``); ``None``:
+    the trainer's ``inner_epochs`` (1 unless set)."""
+    loss_options: LossOptions = LossOptions()
+    """The options of the shared loss, copied into every :class:`LossBatch`; ``kl_coef > 0`` also keeps
+    the reference policy."""
+    on_step_start: Callable[[int], Any] | None = None
+    """Called before the rollout of step ``step`` (1 for the first step)."""
+    on_step_end: Callable[[int, Mapping[str, float]], Any] | None = None
+    """Called after the update of step ``step`` with the trainer's metrics of the step."""
+    pop_metrics: Callable[[], Mapping[str, float]] | None = None
+    """The step's logged metrics (``algo/<name>``), called once a step."""
+    build_modules: Callable[[Any], Mapping[str, torch.nn.Module]] | None = None
+    """Trainable modules the algorithm owns, by name (then ``build_optimizer`` and ``modules_loss`` are
+    called too: :class:`AlgorithmBase` documents the three)."""
+
+    def __post_init__(self) -> None:
+        for name in ("minibatch_size", "updates_per_rollout"):
+            object.__setattr__(self, name, count_option(name, getattr(self, name)))
+        if not isinstance(self.loss_options, LossOptions):
+            raise TypeError(f"loss_options must be a LossOptions, got {type(self.loss_options).__name__}.")
+        for name in _HOOKS:
+            if getattr(self, name) is not None and not callable(getattr(self, name)):
+                raise TypeError(f"The algorithm's {name} must be a method, got {getattr(self, name)!r}.")
+
+    @classmethod
+    def of(cls, algorithm: Any, **defaults: Any) -> Capabilities:
+        """``algorithm``'s declarations: each field read from its attribute of that name, else from
+        ``defaults``, else the field's default."""
+        return cls(**{**defaults, **{f.name: getattr(algorithm, f.name) for f in dataclasses.fields(cls)
+                                     if hasattr(algorithm, f.name)}})
+
+
+_HOOKS = ("on_step_start", "on_step_end", "pop_metrics", "build_modules")
+
+
+class AlgorithmBase:
+    """An optional base class: the declared :class:`Capabilities` with their defaults, the loss options,
+    hooks, owned modules, metrics.
+
+    Subclasses declare what differs as class attributes (``single_agent = True``), take their own
+    options as keyword arguments and pass ``**loss_options`` on::
 
         def __init__(self, my_option: float = 1.0, **loss_options):
             super().__init__(**loss_options)
     """
 
-    single_agent: ClassVar[bool] = False
-    """True for an algorithm in which one agent does the whole task: the trainer then refuses a
-    multi-agent env unless ``policy: shared``."""
-    zero_loss_at_zero_advantage: ClassVar[bool] = False
-    """True when the loss of a reply with advantage 0 is exactly 0 without a KL term: the trainer then
-    skips those replies' forward passes (they still count in the weights)."""
-    needs_greedy_baseline: ClassVar[bool] = False
-    """True when :meth:`advantages` reads ``group.greedy``: the rollout then also samples one greedy
-    joint reply per node and steps it (not trained on)."""
-
-    module_updates: ClassVar[int] = 1
-    """Optimizer steps of the owned modules (:meth:`modules_loss`) per inner epoch of an update."""
-
-    minibatch_size: int | None = None
-    """Joint samples per optimizer step (``algo_kwargs.minibatch_size``): the rollout is split, in
-    rollout order, into ceil(samples / minibatch_size) minibatches, each a loss and an optimizer step
-    of its own. ``None`` (default): the whole rollout, one optimizer step per pass."""
-    updates_per_rollout: int | None = None
-    """Passes (epochs) over the rollout per update (``algo_kwargs.updates_per_rollout``); ``None``
-    (default): the trainer's ``inner_epochs`` (1 unless set)."""
-
-    loss_options: LossOptions = LossOptions()
+    single_agent: ClassVar[bool] = Capabilities.single_agent
+    zero_loss_at_zero_advantage: ClassVar[bool] = Capabilities.zero_loss_at_zero_advantage
+    needs_greedy_baseline: ClassVar[bool] = Capabilities.needs_greedy_baseline
+    module_updates: ClassVar[int] = Capabilities.module_updates
+    minibatch_size: int | None = Capabilities.minibatch_size
+    updates_per_rollout: int | None = Capabilities.updates_per_rollout
+    loss_options: LossOptions = Capabilities.loss_options
     """Set from the constructor's ``clip_eps``, ``kl_coef``, ``token_aggregation`` (``algo_kwargs``)."""
 
     def __init__(self, *, clip_eps: float = 0.2, kl_coef: float = 0.0, token_aggregation: str = "token_sum",
@@ -142,6 +191,11 @@ class AlgorithmBase:
         self.minibatch_size = count_option("minibatch_size", self.minibatch_size if minibatch_size is None else minibatch_size)
         self.updates_per_rollout = count_option(
             "updates_per_rollout", self.updates_per_rollout if updates_per_rollout is None else updates_per_rollout)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """This algorithm's declarations, as the trainer reads them."""
+        return Capabilities.of(self)
 
     def advantages(self, group: Group) -> np.ndarray:
         raise NotImplementedError
@@ -202,24 +256,6 @@ def count_option(name: str, value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit() or int(value) < 1:
         raise ValueError(f"{name} must be a whole number >= 1 (or null for the default), got {value!r}.")
     return int(value)
-
-
-def declared(algorithm: Any, name: str) -> Any:
-    """An attribute the trainer reads, with :class:`AlgorithmBase`'s default for objects that lack it."""
-    return getattr(algorithm, name, getattr(AlgorithmBase, name))
-
-
-def call_hook(algorithm: Any, name: str, *args: Any) -> None:
-    """Call the algorithm's hook ``name`` (``on_step_start``, ``on_step_end``) if it has one."""
-    hook = getattr(algorithm, name, None)
-    if callable(hook):
-        hook(*args)
-
-
-def algorithm_metrics(algorithm: Any) -> dict[str, float]:
-    """What the algorithm logged this step (``algo/<name>``), when it has a metrics channel."""
-    pop = getattr(algorithm, "pop_metrics", None)
-    return {key: float(value) for key, value in pop().items()} if callable(pop) else {}
 
 
 # ---------------------------------------------------------------------------- advantage shapes

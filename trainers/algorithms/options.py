@@ -1,5 +1,5 @@
-"""From a config to an algorithm: ``algo`` and ``algo_kwargs``, and the loss options the trainer copies
-into every :class:`~trainers.algorithms.base.LossBatch`.
+"""From a config to an algorithm and its declarations: ``algo`` and ``algo_kwargs``, built once per run
+(:func:`build_algorithm`), then read once (:func:`capabilities`).
 
 ``clip_eps``, ``kl_coef`` and ``token_aggregation`` are the algorithm's options (``algo_kwargs``).
 They used to be trainer settings: the old top-level keys are still accepted, with a
@@ -14,7 +14,7 @@ import dataclasses
 import warnings
 from typing import Any
 
-from trainers.algorithms.base import AlgorithmBase, LossOptions, count_option, declared
+from trainers.algorithms.base import AlgorithmBase, Capabilities, LossOptions
 from trainers.algorithms.registry import algorithm_factory, get_algorithm
 
 LEGACY_KEYS = tuple(field.name for field in dataclasses.fields(LossOptions))
@@ -22,7 +22,7 @@ LEGACY_KEYS = tuple(field.name for field in dataclasses.fields(LossOptions))
 
 def build_algorithm(cfg: Any) -> Any:
     """``get_algorithm(cfg.algo, **cfg.algo_kwargs)``, with the deprecated top-level loss keys merged in
-    for algorithms built on :class:`AlgorithmBase` (others get them through :func:`loss_options`)."""
+    for algorithms built on :class:`AlgorithmBase` (others get them through :func:`capabilities`)."""
     kwargs = dict(cfg.algo_kwargs)
     legacy = legacy_loss_options(cfg)
     factory = algorithm_factory(cfg.algo)
@@ -47,23 +47,21 @@ def legacy_loss_options(cfg: Any) -> dict[str, Any]:
     return legacy
 
 
-def loss_options(algorithm: Any, cfg: Any) -> LossOptions:
-    """The algorithm's :class:`LossOptions`; for a plug-in without them, the config's (deprecated) keys."""
-    options = getattr(algorithm, "loss_options", None)
-    if isinstance(options, LossOptions):
-        return options
+def capabilities(algorithm: Any, cfg: Any) -> Capabilities:
+    """What the trainer reads from ``algorithm`` (:class:`Capabilities`); a plug-in that declares no
+    ``loss_options`` gets the config's (deprecated) top-level keys."""
     defaults = LossOptions()
-    return LossOptions(**{key: getattr(cfg, key, getattr(defaults, key)) for key in LEGACY_KEYS})
+    config_options = LossOptions(**{key: getattr(cfg, key, getattr(defaults, key)) for key in LEGACY_KEYS})
+    return Capabilities.of(algorithm, loss_options=config_options)
 
 
-def update_schedule(algorithm: Any, cfg: Any) -> tuple[int | None, int]:
+def update_schedule(capabilities: Capabilities, cfg: Any) -> tuple[int | None, int]:
     """``(minibatch_size, passes)`` of every update: joint samples per optimizer step (``None``: the
     whole rollout) and passes over the rollout (the algorithm's ``updates_per_rollout``, else the
-    trainer's ``inner_epochs``). Read from any algorithm object, checked here."""
-    size = count_option("minibatch_size", declared(algorithm, "minibatch_size"))
-    passes = count_option("updates_per_rollout", declared(algorithm, "updates_per_rollout"))
+    trainer's ``inner_epochs``)."""
+    passes = capabilities.updates_per_rollout
     epochs = getattr(cfg, "inner_epochs", 1)
     if passes is not None and epochs not in (1, passes):
         raise ValueError(f"algo_kwargs.updates_per_rollout={passes} and inner_epochs={epochs} disagree: "
                          "keep algo_kwargs.updates_per_rollout only.")
-    return size, passes or epochs
+    return capabilities.minibatch_size, passes or epochs
