@@ -25,6 +25,7 @@ import resource
 import statistics
 import time
 
+from llm_coop_envs.coding.judgement import judgement
 from llm_coop_envs.sandbox import api
 from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox.pool import get_pool
@@ -89,7 +90,8 @@ def _host_work(env, task_ids: list[str], problems: dict, helper: str) -> dict[st
         result = api.run_tests(program, tests, entry_point, task.sandbox, context=context)
         ran = time.perf_counter()
         verdict = draft.verdict(result)
-        task._evaluation(verdict, task.reward.score_many([verdict])[0], {})
+        details = judgement(verdict)
+        task._evaluation(verdict, details, task.reward.score_many([verdict], [details])[0], {})
         done = time.perf_counter()
         times["env.step, whole"].append(stepped - started)
         times["parse + assemble the program"].append(drafted - stepped)

@@ -76,10 +76,7 @@ in ``dropped_from_main``, and main code that reaches the module's namespace dyna
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import warnings
 from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
 from typing import Any
 
 from llm_coop_envs.coding.cooperation import HelperUse
@@ -89,7 +86,6 @@ from llm_coop_envs.coding.program import Program
 from llm_coop_envs.coding.rules import RULES, ScoringRules
 from llm_coop_envs.core.reward import RewardResult
 from llm_coop_envs.core.reward_fns import resolve_reward as resolve_reward_spec
-from llm_coop_envs.core.reward_fns import takes_replies_and_context
 from llm_coop_envs.sandbox import ExecutionResult
 
 HELPER_DEFINED = 0.4
@@ -204,82 +200,21 @@ class CodingReward:
         self.agents = ("main",) if single else ("helper", "main")
         self._bundled = {"levels": solo_levels_reward if single else levels_reward, "execution": execution_reward}
         components = {"levels": SOLO_LEVEL_COMPONENTS if single else LEVEL_COMPONENTS, "execution": EXECUTION_COMPONENTS}
-        self.combined = resolve_reward_spec(spec, components, legacy=legacy_keyword_reward)
+        self.combined = resolve_reward_spec(spec, components)
 
-    def __call__(self, verdict: Verdict) -> RewardResult:
-        return self.score_many([verdict])[0]
-
-    def score_many(self, verdicts: Sequence[Verdict]) -> list[RewardResult]:
+    def score_many(self, verdicts: Sequence[Verdict],
+                   judgements: Sequence[Mapping[str, Any]]) -> list[RewardResult]:
+        """The reward of each verdict; ``judgements`` (:mod:`llm_coop_envs.coding.judgement`, one per
+        verdict) are the reward functions' contexts."""
         name = self.combined.bundled
         bundled = [self._bundled[name](v) for v in verdicts] if name is not None else None
         if self.combined.is_bundled_only:
             return bundled  # type: ignore[return-value]
         replies = [{"helper": v.helper_reply, "main": v.main_reply} for v in verdicts]
         replies = [{agent: r[agent] for agent in self.agents} for r in replies]
-        return self.combined.combine(bundled, replies, [reward_context(v) for v in verdicts])
+        return self.combined.combine(bundled, replies, judgements)
 
 
 def resolve_reward(spec: Any, team: str = "pair") -> CodingReward:
     """``"levels"``, ``"execution"``, a function ``f(replies, context)`` or a weighted list of them."""
     return CodingReward(spec, team)
-
-
-def UserReward(function: Callable[..., Any]) -> CodingReward:  # noqa: N802  (kept name of a former class)
-    """Deprecated: pass the function as ``reward=`` (see :mod:`llm_coop_envs.core.reward_fns`)."""
-    warnings.warn("UserReward is deprecated: pass the function as reward= (see llm_coop_envs.core.reward_fns).",
-                  DeprecationWarning, stacklevel=2)
-    return CodingReward(function)
-
-
-def reward_context(verdict: Verdict) -> Mapping[str, Any]:
-    """The ``context`` a reward function receives (its keys are listed in :mod:`llm_coop_envs.core.reward_fns`)."""
-    program = verdict.program
-    return MappingProxyType({
-        "task_id": verdict.problem.task_id,
-        "problem": dict(verdict.problem.row),
-        "helper_code": program.helper_code,
-        "main_code": program.main_code,
-        "program": program.source,
-        "result": verdict.scoring_result,
-        "helper_reply": verdict.helper_reply,
-        "main_reply": verdict.main_reply,
-        "entry_point": verdict.problem.entry_point,
-        "tests": [t.label for t in verdict.problem.tests],
-        "public_tests": [t.label for t in verdict.problem.public_tests],
-        "rules": verdict.rules.name,
-        "syntax_error": program.syntax.message if program.syntax else None,
-        "uses_helper": verdict.helper_use.calls_helper,
-        "thin_wrapper": verdict.helper_use.thin_wrapper,
-        "ignores_return": verdict.helper_use.ignores_return,
-    })
-
-
-LEGACY_KEYWORDS = frozenset({
-    "problem", "helper_code", "main_code", "program", "result", "helper_reply", "main_reply", "entry_point", "tests",
-    "syntax_error", "uses_helper", "thin_wrapper", "ignores_return",
-})
-"""The keywords of the old form ``f(*, problem, main_code, result, ...)``."""
-
-
-def legacy_keyword_reward(function: Callable[..., Any]) -> Callable[[Any, Mapping[str, Any]], Any] | None:
-    """The old keyword form adapted to ``f(replies, context)``; None when ``function`` has the new form.
-
-    The old form: a function that cannot take two positional arguments (``f(result, **kwargs)``,
-    ``f(**kwargs)``), or whose first two parameters include an old keyword (``f(problem, result)``,
-    ``f(result, scale=2.0)``), where ``(replies, context)`` would land."""
-    try:
-        parameters = list(inspect.signature(function).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    named = {p.name for p in parameters if p.kind in kinds}
-    first_two = {p.name for p in parameters[:2] if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
-    if takes_replies_and_context(function) and not first_two & LEGACY_KEYWORDS:
-        return None
-    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-    wanted = LEGACY_KEYWORDS if takes_all else LEGACY_KEYWORDS & named
-
-    def adapted(replies: Any, context: Mapping[str, Any]) -> Any:
-        return function(**{key: context[key] for key in wanted})
-
-    return adapted

@@ -10,6 +10,7 @@ from typing import Any
 from llm_coop_envs.coding.agent_rewards import check_reward_mode, own_share, partner_reference
 from llm_coop_envs.coding.cooperation import analyse_helper_use
 from llm_coop_envs.coding.feedback import agent_feedback
+from llm_coop_envs.coding.judgement import judgement
 from llm_coop_envs.coding.lazy import LazyProblems
 from llm_coop_envs.coding.parsing import ParsedReply, parse_reply
 from llm_coop_envs.coding.problems import CodingProblem
@@ -105,11 +106,14 @@ class CodingTask:
         drafts = [[self._draft(index, h, m) for h, m in pairs] for (index, _), (pairs, _) in zip(items, plans)]
         results = iter(self._run([d.job for ds in drafts for d in ds if d.job is not None]))
         verdicts = [[d.verdict(next(results) if d.job is not None else None) for d in ds] for ds in drafts]
-        rewards = iter(self.reward.score_many([v for vs in verdicts for v in vs]))  # one batch, paired runs too
+        flat = [v for vs in verdicts for v in vs]
+        judged = [judgement(v) for v in flat]
+        rewards = iter(zip(judged, self.reward.score_many(flat, judged)))  # one batch, paired runs too
         evaluations = []
         for item_verdicts, (_, owners) in zip(verdicts, plans):
-            reward, *paired = [next(rewards) for _ in item_verdicts]
-            evaluations.append(self._evaluation(item_verdicts[0], reward, dict(zip(owners, paired))))
+            (details, reward), *paired = [next(rewards) for _ in item_verdicts]
+            own = {owner: r for owner, (_, r) in zip(owners, paired)}
+            evaluations.append(self._evaluation(item_verdicts[0], details, reward, own))
         return evaluations
 
     def _pairs(self, index: int, replies: Mapping[str, str]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -132,12 +136,13 @@ class CodingTask:
             return [run_tests(program, tests, entry_point, self.sandbox, context=context)]
         return run_tests_batch(jobs, self.sandbox) if jobs else []
 
-    def _evaluation(self, verdict: Verdict, reward: RewardResult, paired: Mapping[str, RewardResult]) -> Evaluation:
+    def _evaluation(self, verdict: Verdict, details: Mapping[str, Any], reward: RewardResult,
+                    paired: Mapping[str, RewardResult]) -> Evaluation:
         return Evaluation(
             reward=reward,
             solved=verdict.all_passed and verdict.program.main_defined,
             feedback=agent_feedback(verdict, self.feedback_mode),
-            details=_details(verdict),
+            details=details,
             agent_rewards=self._agent_rewards(reward, paired),
         )
 
@@ -187,57 +192,3 @@ class _Draft:
                                  self.program.helper_functions)
         return Verdict(self.problem, self.helper_reply, self.main_reply, self.program, result, use,
                        self.helper, self.main, self.rules)
-
-
-def _details(verdict: Verdict) -> dict[str, Any]:
-    program, result = verdict.program, verdict.result
-    details: dict[str, Any] = {
-        "parse": {"helper": verdict.helper_parse.summary(), "main": verdict.main_parse.summary()},
-        "program": program.source,
-        "code": {"helper": program.helper_code, "main": program.main_code},
-        "helper_functions": list(program.helper_functions),
-        "main_defined": program.main_defined,
-        "dropped_from_helper": list(program.dropped_from_helper),
-        "dropped_from_main": list(program.dropped_from_main),
-        "syntax_error": None,
-        "passed": verdict.passed,
-        "total": len(verdict.problem.tests),
-        "public_total": len(verdict.problem.public_tests),
-        "public_passed": 0,
-        "tests": [],
-        "sandbox": None,
-        "helper_use": {
-            "calls_helper": verdict.helper_use.calls_helper,
-            "thin_wrapper": verdict.helper_use.thin_wrapper,
-            "ignores_return": verdict.helper_use.ignores_return,
-            "used": list(verdict.helper_use.used),
-        },
-    }
-    if program.syntax is not None:
-        issue = program.syntax
-        details["syntax_error"] = {
-            "message": issue.message, "owner": issue.owner, "line": issue.line, "col": issue.col,
-            "program_line": issue.program_line,
-        }
-    if result is not None:
-        details["sandbox"] = _sandbox_summary(result)
-        scoring = len(verdict.problem.tests)
-        details["tests"] = [
-            {"test": t.label, "public": i >= scoring, "status": o.status, "error_type": o.error_type,
-             "message": o.message, "fallback": o.fallback}
-            for i, (t, o) in enumerate(zip(verdict.problem.tests_to_run, result.tests))
-        ]
-        details["public_passed"] = sum(o.status == "passed" for o in result.tests[scoring:])
-    return details
-
-
-def _sandbox_summary(result: ExecutionResult) -> dict[str, Any]:
-    return {
-        "status": result.status,
-        "error_type": result.error_type,
-        "error_message": result.error_message,
-        "duration_s": round(result.duration_s, 4),
-        "backend": result.backend,
-        "stdout": result.stdout[:2000],
-        "stderr": result.stderr[:2000],
-    }

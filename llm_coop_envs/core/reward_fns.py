@@ -72,28 +72,39 @@ function and the task; when it returns something else than described above (a bo
 NaN or an infinity, a list of the wrong length from a batched function), the step raises a
 ``TypeError`` or ``ValueError`` naming the function. A broken reward is never scored as 0.
 
-## ``context`` of the coding envs
+## The judgement: ``context`` and ``details``
+
+Each joint reply is judged once, into one read-only, JSON-friendly mapping with one name per fact:
+the reward functions get it as ``context``, and the env returns the same mapping as
+``infos[agent]["details"]`` (with per-agent rewards, the paired programs' mappings go only to the
+reward functions). Its keys, per task family:
+
+### Coding envs
 
 | key | value |
 | --- | --- |
-| ``task_id`` | the problem's id |
-| ``problem`` | the dataset row (a dict) |
-| ``helper_code``, ``main_code`` | each agent's extracted code, after the drops of the coding page |
-| ``program`` | the program text that ran |
-| ``result`` | the sandbox's ``ExecutionResult`` (``status``, ``tests``, ``passed``, ``total``, ...) or None when nothing ran |
-| ``helper_reply``, ``main_reply`` | the raw replies (as in ``replies``; ``""`` for a role the team lacks) |
-| ``entry_point``, ``tests`` | the function name; the labels of the tests that score (under ``v1`` rules the hidden ones; ``result`` holds their outcomes only) |
-| ``public_tests``, ``rules`` | the labels of the public tests (shown in feedback, never scored); the env version's scoring rules (``"v0"``, ``"v1"``) |
-| ``syntax_error`` | the compile error message or None |
-| ``uses_helper``, ``thin_wrapper``, ``ignores_return`` | the cooperation facts |
+| ``task_id``, ``problem`` | the problem's id; the dataset row (a dict) |
+| ``entry_point``, ``rules`` | the function name; the env version's scoring rules (``"v0"``, ``"v1"``) |
+| ``parse`` | per agent: how its code was found (fenced, bare, empty), the pieces kept, what was dropped |
+| ``program``, ``code`` | the program text that ran; each agent's part of it (``code["helper"]``, ``code["main"]``), after the drops of the coding page |
+| ``helper_functions``, ``main_defined`` | the helper functions the program keeps; whether main defines the entry point |
+| ``dropped_from_helper``, ``dropped_from_main`` | what was left out of each agent's code |
+| ``syntax_error`` | None, or where the program does not compile: ``message``, ``owner``, ``line``, ``col``, ``program_line`` |
+| ``scoring_tests``, ``public_tests`` | the labels of the tests that score (under ``v1`` rules the hidden ones) and of the public tests (shown in feedback, never scored) |
+| ``passed``, ``total`` | scoring tests passed, of all scoring tests |
+| ``public_passed``, ``public_total`` | the same for the public tests |
+| ``tests`` | per test run: ``test`` (its label), ``public``, ``status``, ``error_type``, ``message``, ``fallback``; empty when nothing ran |
+| ``sandbox`` | the run: ``status``, ``error_type``, ``error_message``, ``duration_s``, ``backend``, ``stdout``, ``stderr``; None when nothing ran |
+| ``helper_use`` | the cooperation facts: ``calls_helper``, ``thin_wrapper``, ``ignores_return``, ``used`` |
 
-Before this protocol a coding reward was a function of keyword arguments named like these keys
-(``def f(problem, result): ...``, ``def f(result, **kwargs): ...``). Such a function still works and
-gets the keys it names, with a ``DeprecationWarning``. A function counts as the old form when it
-cannot be called with two positional arguments, or when one of its first two parameters is named
-like one of these keys.
+The raw replies are the function's ``replies``. Before this mapping the context named some facts
+otherwise (``helper_code`` and ``main_code`` are ``code``; ``result`` is ``passed``, ``total``,
+``tests`` and ``sandbox``; ``tests`` as labels is ``scoring_tests``; ``uses_helper``, ``thin_wrapper``
+and ``ignores_return`` are in ``helper_use``; ``syntax_error`` was the message alone), and a reward
+could be a function of keyword arguments named like those keys; that form is gone: a function
+must take ``(replies, context)``.
 
-## ``context`` of the writing envs
+### Writing envs
 
 | key | value |
 | --- | --- |
@@ -101,6 +112,10 @@ like one of these keys.
 | ``source`` | the text both roles write from (the post, the abstract) |
 | ``title``, ``subreddit`` | the row's title and subreddit (``""`` when it has none; arXiv rows have no subreddit) |
 | ``reference`` | the author's TL;DR, or None (arXiv) |
+| ``levels`` | per level reached: its ``score`` and whether it ``passed`` |
+| ``metrics`` | the raw measurements (word counts, distinct ratios, copied fractions, ratio, overlap, transitions, ROUGE, ...) |
+| ``level_reward`` | the levels' total (also when a custom reward replaces it) |
+| ``grader`` | with a grader only: its ``scores``, ``error``, whether the grades were ``cached`` and whether the texts were ``sent`` |
 """
 
 from __future__ import annotations
@@ -109,9 +124,6 @@ import dataclasses
 import inspect
 import math
 import numbers
-import os
-import sys
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -120,8 +132,6 @@ from llm_coop_envs.core.reward import RewardResult
 
 RewardFn = Callable[[Mapping[str, str], Mapping[str, Any]], Any]
 """``f(replies, context) -> number | RewardResult | Mapping[str, number]`` (see the module docstring)."""
-Legacy = Callable[[Callable[..., Any]], "RewardFn | None"]
-"""A task family's adapter of its old reward form: the new-form function, or None when not the old form."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -172,25 +182,25 @@ class CombinedReward:
         return results
 
 
-def resolve_reward(spec: Any, bundled: Mapping[str, Sequence[str]], legacy: Legacy | None = None) -> CombinedReward:
+def resolve_reward(spec: Any, bundled: Mapping[str, Sequence[str]]) -> CombinedReward:
     """``reward=`` as the env factories take it. ``bundled`` maps each bundled reward's name to its
-    component names; ``legacy`` adapts the family's old callable form (with a DeprecationWarning)."""
+    component names."""
     if isinstance(spec, str):
         return CombinedReward(bundled=_bundled_name(spec, bundled))
     if callable(spec):
-        return CombinedReward(bundled=None, functions=(_term(spec, 1.0, legacy),), replaces=True)
+        return CombinedReward(bundled=None, functions=(_term(spec, 1.0),), replaces=True)
     if isinstance(spec, list) and spec:
-        return _combined(spec, bundled, legacy)
+        return _combined(spec, bundled)
     raise TypeError(f"reward= takes {_choices(bundled)}, a function f(replies, context), or a non-empty list such as "
                     f"[{next(iter(bundled))!r}, (my_fn, 0.5)]; got {spec!r}.")
 
 
-def _combined(spec: list, bundled: Mapping[str, Sequence[str]], legacy: Legacy | None) -> CombinedReward:
+def _combined(spec: list, bundled: Mapping[str, Sequence[str]]) -> CombinedReward:
     entries = [_entry(element) for element in spec]
     names = [(_bundled_name(item, bundled), weight) for item, weight in entries if isinstance(item, str)]
     if len(names) > 1:
         raise ValueError(f"reward= lists {len(names)} bundled rewards {[n for n, _ in names]}; a list holds at most one.")
-    terms = tuple(_term(item, weight, legacy) for item, weight in entries if not isinstance(item, str))
+    terms = tuple(_term(item, weight) for item, weight in entries if not isinstance(item, str))
     taken = list(bundled[names[0][0]]) if names else []
     for term in terms:
         if term.name in taken:
@@ -227,21 +237,15 @@ def _label(item: Any) -> str:
     return repr(item) if isinstance(item, str) else repr(getattr(item, "__name__", type(item).__name__))
 
 
-def _term(function: Any, weight: float, legacy: Legacy | None) -> Term:
+def _term(function: Any, weight: float) -> Term:
     if not callable(function):
         raise TypeError(f"reward= element {function!r} is neither a bundled reward's name nor a callable.")
     name = getattr(function, "__name__", type(function).__name__)
-    batched = getattr(function, "batched", False) is True
-    adapted = legacy(function) if legacy is not None else None
-    if adapted is not None:
-        warnings.warn(f"The reward function {name!r} takes keyword arguments: this form is deprecated. Write "
-                      f"`def {name}(replies, context):` and read the same values from context (context['result'], "
-                      "context['main_code'], ...); see llm_coop_envs.core.reward_fns.",
-                      DeprecationWarning, stacklevel=_outside_package())
-        return Term(name, adapted, weight, batched=False)
     if not takes_replies_and_context(function):
-        raise TypeError(f"The reward function {name!r} must take two positional arguments (replies, context).")
-    return Term(name, function, weight, batched)
+        raise TypeError(f"The reward function {name!r} must take two positional arguments (replies, context): "
+                        f"write `def {name}(replies, context):` and read what it needs from context "
+                        "(its keys: llm_coop_envs.core.reward_fns).")
+    return Term(name, function, weight, getattr(function, "batched", False) is True)
 
 
 def takes_replies_and_context(function: Callable[..., Any]) -> bool:
@@ -255,15 +259,6 @@ def takes_replies_and_context(function: Callable[..., Any]) -> bool:
     except TypeError:
         return False
     return True
-
-
-def _outside_package() -> int:
-    """The stacklevel of the first caller outside this package, so the warning points at user code."""
-    package = os.path.dirname(os.path.dirname(__file__))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _values(term: Term, replies: list[Mapping[str, str]], contexts: list[Mapping[str, Any]]) -> list[float | RewardResult]:

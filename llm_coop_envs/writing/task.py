@@ -92,12 +92,20 @@ class WritingTask:
     def prompt(self, index: int, agent: str) -> str:
         return self.spec.prompts[agent](self.items[index], self.config)
 
-    def example(self, index: int) -> Mapping[str, Any]:
-        """The ``context`` a reward function receives besides the replies."""
+    def judgement(self, index: int, score: PairScore, grades: Grades | None, levels_reward: RewardResult) -> Mapping[str, Any]:
+        """The one mapping of a scored pair: a reward function's ``context`` and ``infos[agent]["details"]``
+        (its keys are listed in :mod:`llm_coop_envs.core.reward_fns`)."""
         item = self.items[index]
-        return types.MappingProxyType(
-            {"task_id": item.id, "source": item.source, "title": item.title, "subreddit": item.subreddit, "reference": item.reference}
-        )
+        judged = {
+            "task_id": item.id, "source": item.source, "title": item.title, "subreddit": item.subreddit,
+            "reference": item.reference,
+            "levels": {o.name: {"score": round(o.score, 4), "passed": o.passed} for o in score.levels},
+            "metrics": score.metrics,
+            "level_reward": round(levels_reward.total, 4),
+        }
+        if self.grader is not None:
+            judged["grader"] = _grader_details(grades)
+        return types.MappingProxyType(judged)
 
     def score(self, index: int, replies: Mapping[str, str]) -> PairScore:
         item = self.items[index]
@@ -162,26 +170,20 @@ class WritingTask:
         self.prefetch(items)
         scored = list(map(score_one, items) if executor is None or len(items) < 2 else executor.map(score_one, items))
         levels = [self.level_reward(score, grades) for score, grades in scored]
+        judged = [self.judgement(index, score, grades, level) for (index, _), (score, grades), level in zip(items, scored, levels)]
         rewards = levels
         if not self.reward.is_bundled_only:
             bundled = levels if self.reward.bundled is not None else None
-            rewards = self.reward.combine(bundled, [r for _, r in items], [self.example(i) for i, _ in items])
-        return [self._evaluation(index, replies, score, grades, level, reward)
-                for (index, replies), (score, grades), level, reward in zip(items, scored, levels, rewards)]
+            rewards = self.reward.combine(bundled, [r for _, r in items], judged)
+        return [self._evaluation(index, replies, score, grades, level, reward, details)
+                for (index, replies), (score, grades), level, reward, details in zip(items, scored, levels, rewards, judged)]
 
     def _scored(self, index: int, replies: Mapping[str, str]) -> tuple[PairScore, Grades | None]:
         score = self.score(index, replies)
         return score, self.grade(index, replies, score)
 
     def _evaluation(self, index: int, replies: Mapping[str, str], score: PairScore, grades: Grades | None,
-                    levels_reward: RewardResult, reward: RewardResult) -> Evaluation:
-        details = {
-            "levels": {o.name: {"score": round(o.score, 4), "passed": o.passed} for o in score.levels},
-            "metrics": score.metrics,
-            "level_reward": round(levels_reward.total, 4),
-        }
-        if self.grader is not None:
-            details["grader"] = _grader_details(grades)
+                    levels_reward: RewardResult, reward: RewardResult, details: Mapping[str, Any]) -> Evaluation:
         text = self._feedback(score, levels_reward, grades)
         return Evaluation(reward=reward, solved=score.solved, feedback=dict.fromkeys(self.agents, text), details=details,
                           agent_rewards=self._agent_rewards(index, replies, score, reward))

@@ -150,30 +150,19 @@ def test_execution_reward():
     assert task.evaluate(0, {"helper": "", "main": ""}).reward.total == 0.0
 
 
-def test_old_keyword_reward_gets_only_the_keywords_it_names():
+def test_a_reward_function_reads_the_judgement_that_is_also_the_details():
     seen = {}
 
-    def passed_tests(problem, main_code, result):
-        seen.update(problem=problem, main_code=main_code)
-        return float(result.passed) if result is not None else -1.0
+    def passed_tests(replies, context):
+        seen.update(context)
+        return float(context["passed"]) if context["sandbox"] is not None else -1.0
 
-    with pytest.warns(DeprecationWarning, match="def passed_tests\\(replies, context\\)"):
-        task = CodingTask(rows(), reward=passed_tests)
+    task = CodingTask(rows(), reward=passed_tests)
     evaluation = task.evaluate(0, {"helper": HELPER_SUM, "main": MAIN_USES})
     assert evaluation.reward.total == 4.0 and dict(evaluation.reward.components) == {"custom": 4.0}
-    assert seen["problem"]["task_id"] == "Toy/0" and seen["main_code"].startswith("def add_then_double")
+    assert seen["problem"]["task_id"] == "Toy/0" and seen["code"]["main"].startswith("def add_then_double")
+    assert seen == dict(evaluation.details) and seen["helper_use"]["calls_helper"]
     assert task.evaluate(0, {"helper": "", "main": "nothing"}).reward.total == -1.0
-
-
-def test_old_keyword_reward_with_kwargs_may_return_components():
-    def shaped(**kwargs):
-        assert {"program", "helper_code", "result", "uses_helper", "tests"} <= set(kwargs)
-        return RewardResult.from_components({"uses": float(kwargs["uses_helper"]), "size": -0.001 * len(kwargs["program"])})
-
-    with pytest.warns(DeprecationWarning):
-        evaluation = CodingTask(rows(), reward=shaped).evaluate(0, {"helper": HELPER_SUM, "main": MAIN_USES})
-    assert set(evaluation.reward.components) == {"uses", "size"}
-    assert evaluation.solved
 
 
 def test_bad_reward_and_sandbox_arguments_say_how_to_fix_them():

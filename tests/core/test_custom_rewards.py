@@ -1,13 +1,12 @@
 """The one reward-function protocol (llm_coop_envs.core.reward_fns) through real coding and writing envs:
 weighted lists, a function alone, batched functions through step_many, component names, bad returns,
-and the coding family's old keyword form."""
+and the one mapping that is both a reward function's context and infos[agent]["details"]."""
 
 from __future__ import annotations
 
 import copy
 import math
 import re
-import warnings
 
 import pytest
 
@@ -23,7 +22,7 @@ LEVELS = ("helper_defined", "main_defined", "syntax", "tests", "uses_helper", "b
 
 def documented_keys(family: str) -> set[str]:
     """The context keys the module docstring lists for ``family``."""
-    section = reward_fns.__doc__.split(f"## ``context`` of the {family} envs")[1].split("\n\n")[1]
+    section = reward_fns.__doc__.split(f"### {family.capitalize()} envs")[1].split("\n\n")[1]
     return {key for line in section.splitlines()[2:] for key in re.findall(r"``(\w+)``", line.split("|")[1])}
 
 
@@ -35,7 +34,7 @@ def coding_step(reward, replies=HONEST, **kwargs):
 
 
 def main_length(replies, context):
-    return {"chars": len(replies["main"]) / 100, "calls": float(context["uses_helper"])}
+    return {"chars": len(replies["main"]) / 100, "calls": float(context["helper_use"]["calls_helper"])}
 
 
 def test_a_weighted_list_sums_the_bundled_reward_and_named_function_parts():
@@ -43,16 +42,17 @@ def test_a_weighted_list_sums_the_bundled_reward_and_named_function_parts():
 
     def passed(replies, context):
         seen.update(replies=dict(replies), context=dict(context))
-        return context["result"].passed / context["result"].total
+        return context["passed"] / context["total"]
 
     rewards, infos = coding_step([("levels", 2.0), (passed, 0.5), main_length])
-    parts = main_length(HONEST, {"uses_helper": True})
+    parts = main_length(HONEST, {"helper_use": {"calls_helper": True}})
     expected = {name: 2.0 * value for name, value in coding_step("levels")[1]["main"]["reward_components"].items()}
     expected.update({"passed": 0.5, "main_length/chars": parts["chars"], "main_length/calls": 1.0})
     assert infos["main"]["reward_components"] == pytest.approx(expected)
     assert rewards["main"] == pytest.approx(2.0 * 4.0 + 0.5 + parts["chars"] + 1.0)
     assert seen["replies"] == HONEST and seen["context"]["task_id"] == ROW["task_id"]
     assert set(seen["context"]) == documented_keys("coding")
+    assert seen["context"] == infos["main"]["details"]  # one mapping: the context is the details
 
 
 def test_a_function_alone_replaces_the_bundled_reward_as_before():
@@ -66,7 +66,7 @@ def test_a_function_alone_replaces_the_bundled_reward_as_before():
 def test_a_list_without_a_bundled_name_scores_only_the_functions():
     rewards, infos = coding_step([(main_length, 3.0)])
     assert set(infos["main"]["reward_components"]) == {"main_length/chars", "main_length/calls"}
-    assert rewards["main"] == pytest.approx(3.0 * sum(main_length(HONEST, {"uses_helper": True}).values()))
+    assert rewards["main"] == pytest.approx(3.0 * sum(main_length(HONEST, {"helper_use": {"calls_helper": True}}).values()))
 
 
 def test_a_batched_function_is_called_once_per_step_many_with_every_sample():
@@ -175,34 +175,19 @@ def test_bad_returns_raise_an_error_naming_the_function(function, error, message
             coding_step(reward)
 
 
-@pytest.mark.parametrize("old", [
-    lambda result, **kwargs: result.passed,
-    lambda problem, result: result.passed,
-    lambda *, result: result.passed,
-    lambda result, scale=1.0: scale * result.passed,
-    lambda **kwargs: kwargs["result"].passed,
-])
-def test_the_old_keyword_form_still_works_with_a_deprecation_warning(old):
-    with pytest.warns(DeprecationWarning, match=re.escape("Write `def <lambda>(replies, context):`")):
-        rewards, infos = coding_step(["levels", old])
-    assert infos["main"]["reward_components"]["<lambda>"] == len([t for t in ROW["tests"] if not t.get("public")])
+@pytest.mark.parametrize("old", [lambda result, **kwargs: 1.0, lambda *, result: 1.0, lambda **kwargs: 1.0])
+def test_the_removed_keyword_form_is_an_error_that_names_the_protocol(old):
+    with pytest.raises(TypeError, match=re.escape("write `def <lambda>(replies, context):`")):
+        llm_coop_envs.make("coop_basics-v1", reward=["levels", old])
 
 
-def test_the_new_form_is_not_mistaken_for_the_old_one():
+def test_the_protocol_takes_any_two_positional_arguments():
     def keeps_all(replies, context, *rest, result=1.0):
         return result
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)
-        for new in (lambda replies, context: 1.0, lambda r, c: 1.0, lambda *args: 1.0, keeps_all, max):
-            assert reward_fns.takes_replies_and_context(new)
-            llm_coop_envs.make("coop_basics-v1", reward=["levels", new])
-
-
-def test_the_deprecation_warning_points_at_the_callers_line():
-    with pytest.warns(DeprecationWarning) as caught:
-        llm_coop_envs.make("coop_basics-v1", reward=lambda result: 1.0)
-    assert caught[0].filename == __file__
+    for new in (lambda replies, context: 1.0, lambda r, c: 1.0, lambda *args: 1.0, keeps_all, max):
+        assert reward_fns.takes_replies_and_context(new)
+        llm_coop_envs.make("coop_basics-v1", reward=["levels", new])
 
 
 # ----------------------------------------------------------------- writing
@@ -232,7 +217,8 @@ def test_writing_weighted_list_and_context(tldr_envs):
     expected = dict(plain["tldr"]["reward_components"], **{"words/tldr": 0.6, "words/detail": 1.1})
     assert infos["tldr"]["reward_components"] == pytest.approx(expected)
     assert rewards["detail"] == pytest.approx(levels["detail"] + 1.7)
-    assert set(seen["context"]) == documented_keys("writing") and seen["context"]["reference"]
+    assert set(seen["context"]) == documented_keys("writing") - {"grader"} and seen["context"]["reference"]
+    assert seen["context"] == infos["tldr"]["details"]
     assert infos["tldr"]["feedback"] == plain["tldr"]["feedback"]
 
 
@@ -260,13 +246,7 @@ def test_writing_rejects_a_keyword_only_function(tldr_envs):
         tldr_envs(["levels", uses])
 
 
-def test_the_former_names_still_import():
-    from llm_coop_envs.coding.reward import UserReward
+def test_the_writing_task_keeps_its_former_reward_name():
     from llm_coop_envs.writing.task import RewardCallable
 
     assert RewardCallable is reward_fns.RewardFn
-    task = llm_coop_envs.make("coop_basics-v1", split="all").task
-    verdict = task.verdict(0, HONEST["helper"], HONEST["main"])
-    with pytest.warns(DeprecationWarning, match="pass the function as reward="):
-        scorer = UserReward(lambda replies, context: context["result"].passed)
-    assert scorer(verdict).components == {"custom": float(verdict.passed)}
