@@ -181,12 +181,13 @@ def test_draws_are_balanced_over_families_and_levels():
 @pytest.mark.parametrize("split", ["test", "heldout_families"])
 def test_fixed_splits_take_families_and_levels_in_turns(split):
     """The first N problems of a fixed split (what the trainer and the bench evaluate) are a balanced
-    sample: problem i is family i % F at level (i // F) % L, also after narrowing to some levels."""
+    sample: problem i is level i % L of family (i // L) % F, and narrowed to one level the families
+    take turns."""
     families = list(TRAIN_FAMILIES if split == "test" else HELDOUT_FAMILIES)
     rows = fixed_rows(split)
     F, L = len(families), len(LEVELS)
     assert [(r["family"], r["level"]) for r in rows] == [
-        (families[i % F], LEVELS[(i // F) % L]) for i in range(len(rows))]
+        (families[(i // L) % F], LEVELS[i % L]) for i in range(len(rows))]
     narrowed = llm_coop_envs.make(ENV_ID, split=split, level=1)
     first = [narrowed.task.problems[i].row for i in range(2 * F)]
     assert [r["family"] for r in first] == families * 2 and {r["level"] for r in first} == {1}
@@ -274,3 +275,4 @@ def test_problems_per_cell_appends_to_the_fixed_splits():
                 {"split": "train", "problems_per_cell": 3}):
         with pytest.raises(ValueError, match="problems_per_cell"):
             llm_coop_envs.make(ENV_ID, **{"split": "test", **bad})
+

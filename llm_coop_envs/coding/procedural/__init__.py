@@ -20,8 +20,8 @@ observations, infos = env.reset(seed=0)
 | Agents | ``helper``, ``main``; ``team="single"``: ``main`` alone |
 | Observation / action | any Unicode text (``UnicodeText`` space) |
 | ``train`` | 1,000,000 problems, each built on first use from its index (family ``i % 12``, level ``(i // 12) % 3``, seed from ``i``) |
-| ``test`` | 360 fixed problems: 10 per training family and level, in turns (problem ``i`` is family ``i % 12``, level ``(i // 12) % 3``), so the first N are a balanced sample |
-| ``heldout_families`` | 96 fixed problems: 8 per held-out family and level, in the same turns (family ``i % 4``) |
+| ``test`` | 360 fixed problems: 10 per training family and level, in turns (problem ``i`` is level ``i % 3 + 1`` of family ``(i // 3) % 12``), so the first 3 span every level, the first 36 every family at every level, and a split narrowed to one level takes its families in turns |
+| ``heldout_families`` | 96 fixed problems: 8 per held-out family and level, in the same turns (family ``(i // 3) % 4``) |
 | Tests | 1-2 public examples in the docstring (feedback), 5-8 hidden asserts (score) |
 | Reward | joint, the same for both agents: ``"levels"`` (default, max 4.0) under the ``v1`` scoring rules |
 | Solved | every hidden test passes |
@@ -117,6 +117,10 @@ narrowed level, make the evaluation env with ``level=None`` to keep every level.
 * v0: first version (12 training families, 4 held-out families, levels 1-3, ``v1`` scoring rules).
   Level 1 of the training families was then made one stated step over a flat list (the untrained
   default pair passed none of the first level-1 problems); levels 2-3 and the held-out families are unchanged.
+  The fixed splits then took their levels in turns within each family (the first 3 problems span
+  every level; before, the first 12 were all level 1): the same problems in another order, and a split
+  narrowed to one level keeps its order, so the scores of a whole split and of a split narrowed to one
+  level are unchanged; an evaluation of the first N problems of a wider split now reads other problems.
 """
 
 from llm_coop_envs.coding.procedural.env import env

@@ -118,14 +118,15 @@ _DRAWN: dict[tuple[tuple[str, ...], tuple[int, ...]], dict[str, int]] = {}
 @functools.lru_cache(maxsize=None)
 def fixed_rows(stream: str, per_cell: int | None = None) -> tuple[Row, ...]:
     """The fixed test or held-out-families set: ``per_cell`` distinct problems per family and level
-    (default ``TEST_PER_CELL`` or ``HELDOUT_PER_CELL``), in turns like the training draws: problem
-    ``i`` is family ``i % F`` at level ``(i // F) % L`` (the ``i // (F * L)``-th problem of that
-    cell), so the first N problems are a balanced sample, and so are the first N of a split narrowed
-    to some levels. A larger ``per_cell`` only appends: its first rows are the default set."""
+    (default ``TEST_PER_CELL`` or ``HELDOUT_PER_CELL``), in turns: problem ``i`` is at level
+    ``i % L`` (counted from the first level) of family ``(i // L) % F``, the ``i // (F * L)``-th
+    problem of that cell. So the first 3 problems span every level, the first ``F * L`` every family
+    at every level, and a split narrowed to one level takes its families in turns. A larger
+    ``per_cell`` only appends: its first rows are the default set."""
     families, default = (TRAIN_FAMILIES, TEST_PER_CELL) if stream == "test" else (HELDOUT_FAMILIES, HELDOUT_PER_CELL)
     per_cell = default if per_cell is None else per_cell
     cells = {(family, level): _distinct_cell(stream, family, level, per_cell) for family in families for level in LEVELS}
-    return tuple(cells[family, level][turn] for turn in range(per_cell) for level in LEVELS for family in families)
+    return tuple(cells[family, level][turn] for turn in range(per_cell) for family in families for level in LEVELS)
 
 
 def _distinct_cell(stream: str, family: str, level: int, count: int) -> list[Row]:
