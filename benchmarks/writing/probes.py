@@ -55,10 +55,10 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         envs = {
-            "tldr-v0": (tldr.env(split="all").task, "tldr"),
+            "tldr-v0": (tldr.env_v0(split="all").task, "tldr"),
             "tldr-v1": (tldr.env_v1(split="all").task, "tldr"),
             "tldr-v2": (tldr.env_v2(split="all").task, "tldr"),
-            "arxiv_intro-v0": (arxiv_intro.env(split="all").task, "arxiv"),
+            "arxiv_intro-v0": (arxiv_intro.env_v0(split="all").task, "arxiv"),
             "arxiv_intro-v1": (arxiv_intro.env_v1(split="all").task, "arxiv"),
             "arxiv_intro-v2": (arxiv_intro.env_v2(split="all").task, "arxiv"),
         }

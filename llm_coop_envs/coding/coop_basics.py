@@ -101,7 +101,7 @@ from llm_coop_envs.core.env import CoopEnv
 SUITE = "coop_basics"
 
 
-def env_v1(
+def env(
     *,
     split: str = "train",
     tier: int | Iterable[int] | None = None,
@@ -112,7 +112,7 @@ def env_v1(
     return _make("coop_basics-v1", split, tier, suite_dir, rules="v1", test_in_turns=True, **kwargs)
 
 
-def env(
+def env_v0(
     *,
     split: str = "train",
     tier: int | Iterable[int] | None = None,

@@ -47,13 +47,13 @@ from llm_coop_envs.data import load_rows
 DATASET = "coop_humaneval"
 
 
-def env_v1(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
+def env(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
     """The CoopHumanEval env (``coop_humaneval-v1``); see the module docstring for the arguments."""
     rows = load_rows(DATASET, data_path)
     return coding_env(DATASET, rows, data_path=data_path, name="coop_humaneval-v1", rules="v1", **kwargs)
 
 
-def env(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
+def env_v0(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
     """The deprecated ``coop_humaneval-v0`` (tests shown in feedback also score); warns with its holes."""
     warn_v0("coop_humaneval-v0", "coop_humaneval-v1")
     rows = load_rows(DATASET, data_path)

@@ -54,13 +54,13 @@ from llm_coop_envs.data import read_rows
 DATASET = "humaneval"
 
 
-def env_v1(*, data_path: str | os.PathLike | None = None, **kwargs: Any) -> CoopEnv:
+def env(*, data_path: str | os.PathLike | None = None, **kwargs: Any) -> CoopEnv:
     """The HumanEval env (``humaneval-v1``); see the module docstring for the arguments."""
     rows = humaneval_rows(data_path)
     return coding_env(DATASET, rows, data_path=data_path, name="humaneval-v1", rules="v1", **kwargs)
 
 
-def env(*, data_path: str | os.PathLike | None = None, **kwargs: Any) -> CoopEnv:
+def env_v0(*, data_path: str | os.PathLike | None = None, **kwargs: Any) -> CoopEnv:
     """The deprecated ``humaneval-v0`` (tests shown in feedback also score); warns with its holes."""
     warn_v0("humaneval-v0", "humaneval-v1")
     rows = humaneval_rows(data_path)

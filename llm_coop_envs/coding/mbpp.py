@@ -46,13 +46,13 @@ from llm_coop_envs.data import load_rows
 DATASET = "mbpp"
 
 
-def env_v1(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
+def env(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
     """The MBPP env (``mbpp-v1``); see the module docstring for the arguments."""
     rows = load_rows(DATASET, data_path)
     return coding_env(DATASET, rows, data_path=data_path, name="mbpp-v1", rules="v1", **kwargs)
 
 
-def env(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
+def env_v0(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
     """The deprecated ``mbpp-v0`` (tests shown in feedback also score); warns with its holes."""
     warn_v0("mbpp-v0", "mbpp-v1")
     rows = load_rows(DATASET, data_path)

@@ -77,7 +77,7 @@ With a custom reward, `solved`, feedback and `details` still come from the level
   abstract, complementarity by what the background explains of the methods part, the role gap by
   PMI); consistency checks of numbers, names and negations; look-alike letters mapped before the
   copy gates, templated and unfinished texts rejected, sentences split at `;` and `:` for the order
-  check. Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env_v3`. Changed in place before any
+  check. Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env`. Changed in place before any
   result cited its scores: the order check and two new gates run before the model, the roles are
   checked by halves in grounding (crossed halves kept 81 % of the genuine reward), consistency also
   sees flipped paraphrases, swapped names and stacked negations and scales the later levels.
@@ -123,35 +123,35 @@ SPEC = WritingSpec(
 ARXIV_V0_HOLE = (
     "arxiv_intro-v0 does not check that the texts are about their abstract (it reads the abstract only to "
     "forbid copying): one fixed pair of fluent, generic paragraphs scores nearly full marks on every "
-    "abstract. Use arxiv_intro-v2, which adds grounding in the abstract and complementarity."
+    "abstract."
 )
 
 
 ARXIV_V1_HOLE = (
     "arxiv_intro-v1 does not check sentence order: the sentences of a good pair shuffled within each text keep "
-    "98-100 % of its reward, and shuffled across the two texts up to all of it. Use arxiv_intro-v2, which checks "
-    "that no text opens with a connective needing a sentence before it and that the retelling follows the "
-    "abstract's order."
+    "98-100 % of its reward, and shuffled across the two texts up to all of it."
 )
 
 
 ARXIV_V2_HOLE = (
     "arxiv_intro-v2 scores words, not meaning: a pair with its numbers, names and negations corrupted keeps all of "
     "the genuine reward, the methods part's sentences reversed and joined with ';' 82 % (all of it on some "
-    "abstracts), the two parts' second halves crossed 77 %. Use arxiv_intro-v3, whose reward reads the texts with a "
-    "language model and checks numbers, names and negations against the abstract."
+    "abstracts), the two parts' second halves crossed 77 %."
 )
 
 
-VERSION_LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS, "arxiv_intro-v3": ARXIV_V3_LEVELS}
+CURRENT = "arxiv_intro-v3"
+"""The current version's id: what ``env`` builds and what the older versions' warnings point to."""
+
+VERSION_LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS, CURRENT: ARXIV_V3_LEVELS}
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
-env_v3 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v3"],
-                     "The ``arxiv_intro-v3`` environment; see the module docstring for the arguments.")
+env = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS[CURRENT],
+                  "The ``arxiv_intro-v3`` environment; see the module docstring for the arguments.")
 env_v2 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v2"],
-                     "The deprecated ``arxiv_intro-v2`` environment (word-level reward); warns with its hole.", ARXIV_V2_HOLE)
+                     "The deprecated ``arxiv_intro-v2`` environment (word-level reward); warns with its hole.", ARXIV_V2_HOLE, CURRENT)
 env_v1 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v1"],
-                     "The deprecated ``arxiv_intro-v1`` environment (sentence order not checked); warns with its hole.", ARXIV_V1_HOLE)
-env = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v0"],
-                  "The deprecated ``arxiv_intro-v0`` environment (no grounding, no complementarity); warns with its hole.", ARXIV_V0_HOLE)
+                     "The deprecated ``arxiv_intro-v1`` environment (sentence order not checked); warns with its hole.", ARXIV_V1_HOLE, CURRENT)
+env_v0 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v0"],
+                     "The deprecated ``arxiv_intro-v0`` environment (no grounding, no complementarity); warns with its hole.", ARXIV_V0_HOLE, CURRENT)

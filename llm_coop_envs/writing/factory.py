@@ -64,13 +64,14 @@ def make_writing_env(
 
 
 def version_env(spec: WritingSpec, dataset: str, to_item: Callable[[Mapping[str, Any], int], Item],
-                levels: LevelConfig, doc: str, hole: str | None = None) -> Callable[..., CoopEnv]:
+                levels: LevelConfig, doc: str, hole: str | None = None,
+                current: str | None = None) -> Callable[..., CoopEnv]:
     """The env function of one version of a writing env (what the registry calls); a deprecated
-    version (``hole`` given) warns with the hole its reward has each time it is made."""
+    version (``hole`` given) warns with the hole its reward has, and the ``current`` id, each time it is made."""
 
     def make(**kwargs: Any) -> CoopEnv:
         if hole is not None:
-            warn_deprecated(hole)
+            warn_deprecated(f"{hole} Use {current}, the current version: it builds with the current code.")
         return make_writing_env(spec, dataset, to_item, levels, **kwargs)
 
     make.__doc__ = doc
@@ -78,5 +79,5 @@ def version_env(spec: WritingSpec, dataset: str, to_item: Callable[[Mapping[str,
 
 
 def warn_deprecated(hole: str) -> None:
-    """Warn that a ``-v0`` env is deprecated, naming the hole its reward has (shown by default)."""
+    """Warn that an old version is deprecated, naming the hole its reward has (shown by default)."""
     warnings.warn(hole, FutureWarning, stacklevel=3)

@@ -94,7 +94,7 @@ the data file, so a problem scores the same in every split.
   post, complementarity by what the TL;DR explains of the detail; consistency checks of numbers,
   names and negations; look-alike letters mapped before the copy gates, templated and unfinished
   texts rejected, sentences split at `;` and `:` for the order check; ROUGE weight 0. Maximum 7.0.
-  Made by `llm_coop_envs.writing.tldr.env_v3`. Changed in place before any result cited its scores
+  Made by `llm_coop_envs.writing.tldr.env`. Changed in place before any result cited its scores
   (the hostile families still kept up to all of the genuine reward): the order check and two new gates
   (the post's words glued in its order, a text trailing off on an article) run before the model; a
   detail read better reversed fails fluency; a detail repeating the post fails grounding; consistency
@@ -142,35 +142,35 @@ SPEC = WritingSpec(
 TLDR_V0_HOLE = (
     "tldr-v0 does not check that the texts are about their post (only ROUGE of the TL;DR looks at it): "
     "a generic pair about no post in particular, or a good pair written for another post, keeps most of "
-    "the reward. Use tldr-v2, which adds grounding in the post and complementarity."
+    "the reward."
 )
 
 
 TLDR_V1_HOLE = (
     "tldr-v1 does not check sentence order: the sentences of a good pair shuffled within each text keep "
-    "98-100 % of its reward, and shuffled across the two texts up to all of it. Use tldr-v2, which checks "
-    "that no text opens with a connective needing a sentence before it and that the retelling follows the "
-    "post's order."
+    "98-100 % of its reward, and shuffled across the two texts up to all of it."
 )
 
 
 TLDR_V2_HOLE = (
     "tldr-v2 scores words, not meaning: a pair with its numbers, names and negations corrupted keeps 99 % of the "
     "genuine reward, the detail's sentences reversed and joined with ';' 89 % (all of it on some posts), a pair cut "
-    "mid-sentence 83 %. Use tldr-v3, whose reward reads the texts with a language model and checks numbers, names "
-    "and negations against the post."
+    "mid-sentence 83 %."
 )
 
 
-VERSION_LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS, "tldr-v3": TLDR_V3_LEVELS}
+CURRENT = "tldr-v3"
+"""The current version's id: what ``env`` builds and what the older versions' warnings point to."""
+
+VERSION_LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS, CURRENT: TLDR_V3_LEVELS}
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
-env_v3 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v3"],
-                     "The ``tldr-v3`` environment; see the module docstring for the arguments.")
+env = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS[CURRENT],
+                  "The ``tldr-v3`` environment; see the module docstring for the arguments.")
 env_v2 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v2"],
-                     "The deprecated ``tldr-v2`` environment (word-level reward); warns with its hole.", TLDR_V2_HOLE)
+                     "The deprecated ``tldr-v2`` environment (word-level reward); warns with its hole.", TLDR_V2_HOLE, CURRENT)
 env_v1 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v1"],
-                     "The deprecated ``tldr-v1`` environment (sentence order not checked); warns with its hole.", TLDR_V1_HOLE)
-env = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v0"],
-                  "The deprecated ``tldr-v0`` environment (no grounding, no complementarity); warns with its hole.", TLDR_V0_HOLE)
+                     "The deprecated ``tldr-v1`` environment (sentence order not checked); warns with its hole.", TLDR_V1_HOLE, CURRENT)
+env_v0 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v0"],
+                     "The deprecated ``tldr-v0`` environment (no grounding, no complementarity); warns with its hole.", TLDR_V0_HOLE, CURRENT)
