@@ -119,14 +119,14 @@ def test_every_humaneval_property_check_has_a_second_solution(humaneval_tests):
     assert kept <= set(SECOND_SOLUTIONS)
 
 
-def test_a_whole_dataset_takes_one_reference_process_and_a_few_seconds(monkeypatch):
+def test_a_whole_dataset_takes_one_reference_process(monkeypatch):
+    # the count of processes is the cost that matters; a wall-clock bound here would only measure how
+    # busy the machine is
     calls = []
     real_run = subprocess.run
     monkeypatch.setattr(rt, "_CACHE", {})
     monkeypatch.setattr(rt.subprocess, "run", lambda *a, **k: calls.append(1) or real_run(*a, **k))
-    started = time.monotonic()
     rt.reference_test_sources(HUMANEVAL, "humaneval")
-    assert time.monotonic() - started < 10
     assert len(calls) == 1
     rt.reference_test_source(HUMANEVAL[0], "humaneval")  # cached: no second process
     assert len(calls) == 1
