@@ -1,4 +1,5 @@
-"""MkDocs hook: a line ``<!-- results-summary: NAME.md -->`` becomes the summary of ``benchmarks/results/NAME.md``.
+"""MkDocs hook: a line ``<!-- results-summary: NAME.md -->`` becomes the summary of ``benchmarks/results/NAME.md``,
+and ``<!-- results-section: NAME.md | Heading -->`` the body of that file's ``## Heading`` section.
 
 The summary is the results file up to its first ``## `` section, without its title: the command, the
 machine and the measured table, as the benchmark wrote them. The docs so show measured figures
@@ -12,6 +13,7 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 MARKER = re.compile(r"<!--\s*results-summary:\s*([\w./-]+\.md)\s*-->")
+SECTION = re.compile(r"<!--\s*results-section:\s*([\w./-]+\.md)\s*\|\s*(.+?)\s*-->")
 
 
 def summary(name: str) -> str:
@@ -25,5 +27,18 @@ def summary(name: str) -> str:
     return "\n".join(lines).strip()
 
 
+def section(name: str, heading: str) -> str:
+    """The body of the ``## `` section of ``benchmarks/results/NAME.md`` whose heading starts with ``heading``."""
+    path = RESULTS / name
+    if not path.is_file():
+        raise ValueError(f"docs: no results file benchmarks/results/{name}")
+    for part in path.read_text(encoding="utf-8").split("\n## ")[1:]:
+        title, _, body = part.partition("\n")
+        if title.startswith(heading):
+            return body.strip()
+    raise ValueError(f"docs: benchmarks/results/{name} has no section '## {heading}'")
+
+
 def on_page_markdown(markdown: str, **kwargs) -> str:
+    markdown = SECTION.sub(lambda match: section(match.group(1), match.group(2)), markdown)
     return MARKER.sub(lambda match: summary(match.group(1)), markdown)
