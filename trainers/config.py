@@ -144,13 +144,6 @@ class TrainConfig:
     inner_epochs: int = 1
     """Passes over each step's samples; more than one enables the PPO-style clipped ratio. The default of the
     algorithm's ``updates_per_rollout`` (``algo_kwargs``, with ``minibatch_size``: docs/algorithms.md)."""
-    clip_eps: float = 0.2
-    """Deprecated: use ``algo_kwargs.clip_eps``. Clipping range of the probability ratio (when ``inner_epochs > 1``)."""
-    kl_coef: float = 0.0
-    """Deprecated: use ``algo_kwargs.kl_coef``. Weight of the KL penalty to the initial policy (0: none)."""
-    token_aggregation: str = "token_sum"
-    """Deprecated: use ``algo_kwargs.token_aggregation``. How token log-probs become a loss: ``token_sum``
-    (MAGRPO's objective), ``sequence_mean`` or ``token_mean``. Why the default: docs/algorithms.md."""
     learning_rate: float = 1e-4
     """AdamW learning rate for every agent."""
     weight_decay: float = 0.0
@@ -277,7 +270,6 @@ class TrainConfig:
         _check_agent_sampling(self.agent_sampling)
         _check_choice("joint_mode", self.joint_mode, JOINT_MODES)
         _check_choice("policy", self.policy, POLICY_MODES)
-        _check_choice("token_aggregation", self.token_aggregation, TOKEN_AGGREGATIONS)
         _check_choice("generation_dtype", self.generation_dtype, DTYPES)
         _check_choice("train_dtype", self.train_dtype, DTYPES)
         _check_choice("backend", self.backend, BACKENDS)
@@ -375,8 +367,17 @@ def reuses_own_run(preset: Mapping[str, Any], run_name: Any) -> bool:
     return bool(preset.get("overwrite")) and preset.get("run_name") is not None and run_name == preset["run_name"]
 
 
+MOVED_KEYS = {"clip_eps": "algo_kwargs.clip_eps", "kl_coef": "algo_kwargs.kl_coef",
+              "token_aggregation": "algo_kwargs.token_aggregation"}
+"""Keys that are no longer training keys, and what to write instead (the loss options are the algorithm's)."""
+
+
 def build_config(values: Mapping[str, Any]) -> TrainConfig:
-    """``TrainConfig(**values)`` with unknown keys (suggesting the nearest) and bad values as one-line errors."""
+    """``TrainConfig(**values)`` with unknown keys (suggesting the nearest, or naming the current key of
+    a moved one) and bad values as one-line errors."""
+    for key in MOVED_KEYS.keys() & values.keys():
+        raise ConfigError(f"{key} is now {MOVED_KEYS[key]} (an option of the algorithm): "
+                          f"write {MOVED_KEYS[key]}={values[key]!r} instead.")
     _check_keys(values, TrainConfig, "")
     if isinstance(values.get("sampling"), Mapping):
         _check_keys(values["sampling"], SamplingConfig, "sampling.")

@@ -214,13 +214,13 @@ def build_policies(
     cfg: TrainConfig,
     models: ModelPair | Mapping[str, ModelPair] | None = None,
     device: torch.device | None = None,
-    keep_reference: bool | None = None,
+    keep_reference: bool = False,
 ) -> Policies:
     """Load (or take) the models and attach adapters as ``cfg.policy`` says.
 
     ``models`` lets a caller pass ready models: one ``(model, tokenizer)`` pair for every agent, or a
     mapping agent → pair (``separate`` layout). Otherwise ``cfg.model``/``cfg.agent_models`` are loaded.
-    ``keep_reference`` keeps the initial weights for a KL penalty (``None``: when ``cfg.kl_coef > 0``).
+    ``keep_reference`` keeps the initial weights for a KL penalty (the algorithm's ``kl_coef > 0``).
     """
     device = device or resolve_device(cfg.device)
     torch.manual_seed(cfg.seed)  # LoRA initialisation is part of the run's seed
@@ -236,7 +236,7 @@ def build_policies(
     for slot in {id(s.model): s for s in slots.values()}.values():
         slot.model.to(device).eval()
     policies = Policies(slots, device, cfg.train_dtype)
-    if keep_reference if keep_reference is not None else cfg.kl_coef > 0:
+    if keep_reference:
         policies.keep_reference()
     return policies
 

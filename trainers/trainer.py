@@ -48,7 +48,7 @@ import torch
 
 from trainers import distributed
 from trainers.algorithms.base import Advantage, Algorithm, Capabilities, LossBatch, advantage_table, advantage_tensor
-from trainers.algorithms.options import build_algorithm, capabilities, update_schedule
+from trainers.algorithms.options import build_algorithm, update_schedule
 from trainers.checkpoint import latest_checkpoint, register_weight_hooks, restore_checkpoint, save_checkpoint
 from trainers.config import TrainConfig
 from trainers.phases import env_kwargs_at, parse_phases, phase_index
@@ -120,7 +120,7 @@ class Trainer:
         for step in sorted({phase.from_step for phase in self.phases}):
             _check_same_agents(self.env_at(step), self.agents, step)
         self.algorithm = algorithm if algorithm is not None else build_algorithm(cfg)
-        self.capabilities = capabilities(self.algorithm, cfg)
+        self.capabilities = Capabilities.of(self.algorithm)
         """What the trainer reads from the algorithm besides advantages() and loss(), read once here."""
         self.loss_options = self.capabilities.loss_options
         self.minibatch_size, self.updates_per_rollout = update_schedule(self.capabilities, cfg)

@@ -32,7 +32,6 @@ import statistics
 import subprocess
 import sys
 import time
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -342,13 +341,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=128, help="new tokens per completion")
     parser.add_argument("--repeats", type=int, default=3, help="timed steps per trainer and repeats of every measurement")
-    parser.add_argument("--steps", type=int, help=argparse.SUPPRESS)  # the old name of --repeats
+    parser.add_argument("--steps", type=int, help=argparse.SUPPRESS)  # renamed --repeats: said, not taken
     parser.add_argument("--quick", action="store_true", help="16 tokens (3 repeats)")
     parser.add_argument("--memory-child", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.steps is not None:
-        warnings.warn("--steps is deprecated; use --repeats", DeprecationWarning, stacklevel=1)
-        args.repeats = args.steps
+        parser.error("--steps is now --repeats")
     if args.quick:
         args.tokens = 16
     if args.memory_child:

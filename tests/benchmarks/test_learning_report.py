@@ -147,13 +147,6 @@ def test_llm_coop_dispatches_bench(tmp_path, capsys):
     assert "no benchmark in" in capsys.readouterr().err
 
 
-def test_learning_run_is_a_deprecated_alias(tmp_path):
-    from benchmarks import learning_run
-
-    with pytest.warns(DeprecationWarning, match="llm-coop bench"):
-        assert learning_run.main(["--report-only", "--runs-dir", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
-
-
 def test_the_reproduce_command_parses_back_to_the_same_budget(tmp_path):
     import shlex
 

@@ -1,5 +1,5 @@
 """The bundled algorithms learn on a tiny scripted env; loading by name, ``module:Class`` and entry
-points; options in ``algo_kwargs`` (old keys deprecated); per-agent returns; hooks and metrics."""
+points; options in ``algo_kwargs`` (an old top-level key is an error naming it); per-agent returns; hooks and metrics."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from llm_coop_envs.core import CoopEnv
 from tests.trainers.bandit import PickTask, TabularPolicy, train_bandit
 from trainers.algorithms import AlgorithmBase, AlgorithmNameError, get_algorithm, register_algorithm, registry
 from trainers.algorithms.base import Capabilities, LossOptions, leave_one_out, policy_gradient_loss
-from trainers.algorithms.options import build_algorithm, capabilities
+from trainers.algorithms.options import build_algorithm
 from trainers.config import TrainConfig
 from trainers.rollout import Group, JointSample, grow_trees, root_node
 
@@ -164,24 +164,24 @@ def test_single_agent_and_other_flags_are_declared_on_the_base_class():
 
 
 # ---------------------------------------------------------------------------- options
-def test_loss_options_live_in_algo_kwargs_and_old_keys_still_work():
+def test_loss_options_live_in_algo_kwargs_and_the_old_keys_name_them():
+    from trainers.config import ConfigError, load_config
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         algorithm = build_algorithm(TrainConfig(algo_kwargs={"kl_coef": 0.1, "token_aggregation": "sequence_mean"}))
     assert (algorithm.loss_options.kl_coef, algorithm.loss_options.token_aggregation) == (0.1, "sequence_mean")
-    with pytest.warns(DeprecationWarning, match="algo_kwargs.clip_eps=0.3"):
-        old = build_algorithm(TrainConfig(clip_eps=0.3))
-    assert old.loss_options.clip_eps == 0.3
-    with pytest.raises(ValueError, match="set twice"), pytest.warns(DeprecationWarning):
-        build_algorithm(TrainConfig(kl_coef=0.2, algo_kwargs={"kl_coef": 0.1}))
+    for old, value in (("clip_eps", "0.3"), ("kl_coef", "0.2"), ("token_aggregation", "token_mean")):
+        with pytest.raises(ConfigError, match=rf"{old} is now algo_kwargs\.{old} .*write algo_kwargs\.{old}="):
+            load_config(overrides=[f"{old}={value}"])
     with pytest.raises(ValueError, match="token_aggregation"):
         get_algorithm("magrpo", token_aggregation="sum")
 
-    class Plain:  # a plug-in without the base class takes the old keys from the config
+    class Plain:  # a plug-in without the base class gets the default loss options
         def advantages(self, group): ...
         def loss(self, batch): ...
 
-    assert capabilities(Plain(), TrainConfig(kl_coef=0.5)).loss_options.kl_coef == 0.5
+    assert Capabilities.of(Plain()).loss_options == LossOptions()
 
 
 # ---------------------------------------------------------------------------- through the trainer

@@ -114,9 +114,9 @@ def test_kl_penalty_is_zero_at_the_reference_and_positive_elsewhere():
 
 def test_default_token_aggregation_is_the_sum_of_token_logprobs():
     """MAGRPO's −A·log π(reply), log π(reply) = Σ_t log π(token): the default (docs/algorithms.md)."""
-    from trainers.config import TrainConfig
+    from trainers.algorithms.base import Capabilities
 
-    assert TrainConfig().token_aggregation == "token_sum"
+    assert Capabilities().loss_options.token_aggregation == "token_sum"
     logps = torch.tensor([[-1.0, -2.0, 0.0], [-3.0, 0.0, 0.0]], requires_grad=True)
     batch = LossBatch(agent="a", logps=logps, old_logps=logps.detach(), mask=torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]]),
                       advantages=torch.tensor([1.0, -1.0]), total_replies=2)

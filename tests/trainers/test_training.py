@@ -143,7 +143,7 @@ def test_separate_and_shared_layouts(tmp_path, tokenizer):
 
 
 def test_ppo_epochs_and_kl_penalty_run(tmp_path, tiny_models):
-    history = _trainer(tmp_path, tiny_models, inner_epochs=2, kl_coef=0.1, steps=1).train()
+    history = _trainer(tmp_path, tiny_models, inner_epochs=2, algo_kwargs={"kl_coef": 0.1}, steps=1).train()
     assert np.isfinite(history[0]["agent/main/loss"])
 
 
