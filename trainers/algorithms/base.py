@@ -154,11 +154,9 @@ class Capabilities:
                 raise TypeError(f"The algorithm's {name} must be a method, got {getattr(self, name)!r}.")
 
     @classmethod
-    def of(cls, algorithm: Any, **defaults: Any) -> Capabilities:
-        """``algorithm``'s declarations: each field read from its attribute of that name, else from
-        ``defaults``, else the field's default."""
-        return cls(**{**defaults, **{f.name: getattr(algorithm, f.name) for f in dataclasses.fields(cls)
-                                     if hasattr(algorithm, f.name)}})
+    def of(cls, algorithm: Any) -> Capabilities:
+        """``algorithm``'s declarations: each field read from its attribute of that name, else the default."""
+        return cls(**{f.name: getattr(algorithm, f.name) for f in dataclasses.fields(cls) if hasattr(algorithm, f.name)})
 
 
 _HOOKS = ("on_step_start", "on_step_end", "pop_metrics", "build_modules")
