@@ -59,6 +59,8 @@ def bench_command(argv: Sequence[str]) -> int:
             print(plan_summary(meta, runs_dir, out), file=sys.stderr)
         if args.untrained_only:
             evaluate_untrained(meta, runs_dir, args.timeout_min * 60 if args.timeout_min else None, args.quiet)
+            meta["sessions"][-1]["uptime_end"] = uptime()
+            _save_meta(meta, runs_dir)
             print(f"Untrained records: {', '.join(str(runs_dir / name) for name in untrained_files(meta))}", file=sys.stderr)
             return 0
         _train(meta, runs_dir, args)

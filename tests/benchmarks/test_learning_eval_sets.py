@@ -130,3 +130,16 @@ def test_the_report_gives_the_churn_and_plots_the_training_signal(tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert results["runs"][0]["training"] == [{"step": 1, "reward": 1.0, "tests_vary_share": 0.75},
                                               {"step": 2, "reward": 1.0, "tests_vary_share": 0.25}]
+
+
+def test_untrained_only_evaluates_and_stops_with_the_session_recorded(tmp_path, monkeypatch):
+    from benchmarks.learning import cli, runner
+
+    seen = []
+    monkeypatch.setattr(cli, "evaluate_untrained", lambda meta, *a: seen.append(meta["algorithms"]))
+    monkeypatch.setattr(runner, "run_all", lambda *a, **k: pytest.fail("nothing may train"))
+    assert bench_command(["coop_procedural-v0", "--runs-dir", str(tmp_path), "--algos", "magrpo", "--seeds", "0",
+                          "--untrained-only", "-q"]) == 0
+    assert seen == [["magrpo"]]
+    (session,) = json.loads((tmp_path / "bench.json").read_text())["sessions"]
+    assert session["uptime_end"] and session["command"].endswith("--untrained-only -q")
