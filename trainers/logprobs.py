@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from trainers.config import SamplingConfig
-from trainers.generation.cache_api import cache_of, passing
+from llm_coop_envs.cache_api import cache_of, passing
 from trainers.generation.distribution import sampling_log_probs
 
 

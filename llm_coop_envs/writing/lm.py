@@ -25,6 +25,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from llm_coop_envs.cache_api import cache_of, passing
+
 DEFAULT_MODEL = "default"
 """The project's default small model (SmolLM2-135M-Instruct, see ``trainers.model_cache``)."""
 INSTALL_HINT = "pip install 'llm-coop-envs[train]'"
@@ -203,7 +205,7 @@ class LanguageModel:
         with torch.inference_mode():
             output = self._model.get_decoder()(input_ids=torch.tensor([ids], device=self.device), use_cache=True)
         self.forward_tokens += len(ids)
-        state = ids, output.past_key_values, output.last_hidden_state[0, -1:]
+        state = ids, cache_of(output), output.last_hidden_state[0, -1:]
         self._contexts[context] = state
         while len(self._contexts) > self._contexts_size:
             self._contexts.popitem(last=False)
@@ -228,7 +230,7 @@ class LanguageModel:
             cache = copy.deepcopy(state[1])
             cache.batch_repeat_interleave(len(encoded))
             seen = torch.ones((len(encoded), len(state[0])), dtype=torch.long)
-            inputs.update(past_key_values=cache, use_cache=True, attention_mask=torch.cat([seen, mask], 1).to(self.device))
+            inputs.update(passing(cache), use_cache=True, attention_mask=torch.cat([seen, mask], 1).to(self.device))
         with torch.inference_mode():
             # The decoder's hidden states, then the output layer only where a text token is predicted:
             # full logits of a padded batch (rows x length x vocabulary) would take gigabytes.

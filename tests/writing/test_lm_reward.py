@@ -250,3 +250,14 @@ def test_language_model_is_refused_before_v3(data_dir):
     with warnings.catch_warnings(), pytest.raises(ValueError, match="-v3"):
         warnings.simplefilter("ignore", FutureWarning)
         llm_coop_envs.make("tldr-v2", split="test", language_model="default")
+
+
+def test_the_cached_context_path_raises_no_deprecation_warning(tiny_lm):
+    """The shared context hands its KV cache to the model under the installed transformers' own name
+    (``llm_coop_envs.cache_api``), never the deprecated ``past_key_values``."""
+    import warnings
+
+    context = "Summarise the post.\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        LanguageModel(tiny_lm._spec).score([(context, "TL;DR:", " short"), (context, "Detail:", " longer text")])

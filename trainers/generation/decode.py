@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from trainers.generation.base import code_block_end
-from trainers.generation.cache_api import cache_of, passing
+from llm_coop_envs.cache_api import cache_of, passing
 from trainers.generation.distribution import sampling_log_probs
 from trainers.generation.kv_cache import RowCache
 
