@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.learning.plan import (
-    DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, eval_command, parse_eval_set, plan,
-    teams_of, train_command, untrained_command, untrained_settings,
+    DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, eval_command, one_line, parse_eval_set,
+    plan, teams_of, train_command, untrained_command, untrained_settings,
 )
 from benchmarks.learning.runner import portable_command
 from benchmarks.machine import uptime
@@ -58,7 +58,7 @@ def bench_command(argv: Sequence[str]) -> int:
         if not args.quiet:
             print(plan_summary(meta, runs_dir, out), file=sys.stderr)
         if args.untrained_only:
-            evaluate_untrained(meta, runs_dir, args.timeout_min * 60 if args.timeout_min else None, args.quiet)
+            evaluate_untrained(meta, runs_dir, _timeout_s(args), args.quiet)
             meta["sessions"][-1]["uptime_end"] = uptime()
             _save_meta(meta, runs_dir)
             print(f"Untrained records: {', '.join(str(runs_dir / name) for name in untrained_files(meta))}", file=sys.stderr)
@@ -222,7 +222,7 @@ def _train(meta: dict[str, Any], runs_dir: Path, args: argparse.Namespace) -> No
     commands = [train_command(spec, meta["env"], budget, runs_dir, meta["overrides"]) for spec in specs]
     meta["train_commands"] = {spec.name: portable_command(c) for spec, c in zip(specs, commands)}
     _save_meta(meta, runs_dir)
-    timeout = args.timeout_min * 60 if args.timeout_min else None
+    timeout = _timeout_s(args)
     evaluate_untrained(meta, runs_dir, timeout, args.quiet)
     eval_sets = meta.get("eval_sets") or {}
     evals = [[eval_command(runs_dir / spec.name, budget)]
@@ -232,6 +232,10 @@ def _train(meta: dict[str, Any], runs_dir: Path, args: argparse.Namespace) -> No
             eval_sets=list(eval_sets), max_runs=args.max_runs)
     meta["sessions"][-1]["uptime_end"] = uptime()
     _save_meta(meta, runs_dir)
+
+
+def _timeout_s(args: argparse.Namespace) -> float | None:
+    return args.timeout_min * 60 if args.timeout_min else None
 
 
 def evaluate_untrained(meta: dict[str, Any], runs_dir: Path, timeout_s: float | None, quiet: bool) -> None:
@@ -281,7 +285,7 @@ def check_eval_sets(env: str, eval_sets: dict[str, dict[str, Any]]) -> None:
         try:
             llm_coop_envs.make(env, **kwargs)
         except Exception as error:  # noqa: BLE001 - the env's own one-line refusal
-            raise ValueError(f"--eval-set {name}: {str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
+            raise ValueError(f"--eval-set {name}: {one_line(error)}") from None
 
 
 def _check_resumable(meta: dict[str, Any], runs_dir: Path) -> None:

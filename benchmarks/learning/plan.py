@@ -109,7 +109,7 @@ def check_algorithms(algorithms: Sequence[str]) -> dict[str, str]:
         try:
             teams[algo] = team(algo)
         except Exception as error:  # noqa: BLE001 - a user's module may raise anything on import
-            raise ValueError(f"--algos {algo}: {_one_line(error)}") from error
+            raise ValueError(f"--algos {algo}: {one_line(error)}") from error
     if len(set(algorithms)) != len(algorithms):
         raise ValueError(f"--algos names an algorithm twice: {','.join(algorithms)}")
     folders: dict[str, str] = {}
@@ -128,7 +128,7 @@ def teams_of(meta: Mapping[str, Any]) -> dict[str, str]:
     return {algo: recorded.get(algo) or team(algo) for algo in meta["algorithms"]}
 
 
-def _one_line(error: Exception) -> str:
+def one_line(error: Exception) -> str:
     message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
     if not isinstance(error, (KeyError, ImportError, TypeError, ValueError)):  # raised by the user's module itself
         message = f"{type(error).__name__}: {message}"
@@ -194,7 +194,7 @@ def parse_eval_set(text: str) -> tuple[str, dict[str, Any]]:
     try:
         value = yaml.safe_load(kwargs)
     except yaml.YAMLError as error:
-        raise ValueError(f"--eval-set {name}: its env kwargs are not YAML ({_one_line(error)})") from None
+        raise ValueError(f"--eval-set {name}: its env kwargs are not YAML ({one_line(error)})") from None
     if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
         raise ValueError(f"--eval-set {name}: the env kwargs must be a mapping, e.g. {name}={{split: test}}")
     return name, value

@@ -51,6 +51,14 @@ def _benchmark(runs_dir):
         _bench_run(runs_dir, f"magrpo-seed{seed}", [True, True, False, False], [True, False, False, False])
 
 
+def _report(tmp_path):
+    """The report of the hand-written benchmark, written to ``tmp_path/out``."""
+    runs_dir, out = tmp_path / "runs", tmp_path / "out"
+    _benchmark(runs_dir)
+    assert bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "200", "-q"]) == 0
+    return out
+
+
 def test_each_extra_held_out_set_gets_its_own_report(tmp_path):
     runs_dir, out = tmp_path / "runs", tmp_path / "out"
     _benchmark(runs_dir)
@@ -65,9 +73,7 @@ def test_each_extra_held_out_set_gets_its_own_report(tmp_path):
 
 
 def test_the_report_shows_the_training_signal_per_run(tmp_path):
-    runs_dir, out = tmp_path / "runs", tmp_path / "out"
-    _benchmark(runs_dir)
-    bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "200", "-q"])
+    out = _report(tmp_path)
     text = (out / "results.md").read_text()
     assert "| magrpo-seed0 | 2 | 8 | 4 (50 %) | 1.25 | 50 % |" in text
     log = json.loads((out / "records/runs.json").read_text())[0]["train_log"]
@@ -120,9 +126,7 @@ def test_a_held_out_set_the_env_refuses_stops_the_bench_before_training(tmp_path
 
 
 def test_the_report_gives_the_churn_and_plots_the_training_signal(tmp_path):
-    runs_dir, out = tmp_path / "runs", tmp_path / "out"
-    _benchmark(runs_dir)
-    bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "200", "-q"])
+    out = _report(tmp_path)
     text = (out / "results.md").read_text()
     # two of four problems solved after, none before, on both seeds
     assert "50.0 % of the problems changed outcome (solved after but not before: 50.0 %; before but not after: 0.0 %)" in text
