@@ -20,7 +20,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.learning.plan import (
     DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, eval_command, one_line, parse_eval_set,
@@ -28,6 +28,9 @@ from benchmarks.learning.plan import (
 )
 from benchmarks.learning.runner import portable_command
 from benchmarks.machine import uptime
+
+if TYPE_CHECKING:
+    from benchmarks.learning.records import Run
 
 META_FILE = "bench.json"
 RESULTS_FOLDER = "results"
@@ -85,7 +88,14 @@ def bench_command(argv: Sequence[str]) -> int:
     if not args.quiet:
         print(results_table(summary, Budget.from_dict(meta["budget"]), teams_of(meta)))
         print("Wrote " + ", ".join(str(p) for p in paths.values()))
-    return 0 if all(run.ok for run in runs) else 1
+    return _exit_code(runs, partial=args.max_runs is not None or args.report_only)
+
+
+def _exit_code(runs: Sequence[Run], partial: bool) -> int:
+    """1 when a run failed, or was left out of a bench meant to train them all; a bench trained in
+    parts (``--max-runs``) or only reported is not failed by the runs still to come."""
+    bad = {"failed"} if partial else {"failed", "missing"}
+    return 1 if any(run.status in bad for run in runs) else 0
 
 
 # Rough rates on a 2-core CPU with the default model (docs/results.md): one MAGRPO step of G=4 joint

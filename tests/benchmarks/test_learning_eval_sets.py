@@ -103,6 +103,16 @@ def test_max_runs_trains_only_the_next_runs_of_the_plan(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.run.json")) == ["grpo-seed0.run.json", "magrpo-seed0.run.json"]
 
 
+def test_a_bench_in_parts_fails_only_for_a_failed_run():
+    from benchmarks.learning.cli import _exit_code
+    from benchmarks.learning.records import Run
+
+    done, missing, failed = (Run("r", "magrpo", 0, status=s) for s in ("done", "missing", "failed"))
+    assert _exit_code([done, missing], partial=True) == 0  # --max-runs: the rest comes later
+    assert _exit_code([done, missing], partial=False) == 1  # a full bench left a run out
+    assert _exit_code([done, failed], partial=True) == 1
+
+
 @pytest.mark.parametrize("text, name, kwargs", [
     ("families={split: heldout_families, level: 1}", "families", FAMILIES),
     ('big={"split": "test", "problems_per_cell": 30}', "big", {"split": "test", "problems_per_cell": 30}),
