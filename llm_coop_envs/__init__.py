@@ -12,6 +12,7 @@ from llm_coop_envs.core.reward_fns import RewardFn, batched_reward
 from llm_coop_envs.registration import (
     EnvSpec,
     RegistrationError,
+    RemovedEnvError,
     UnknownEnvError,
     make,
     make_aec,
@@ -33,6 +34,7 @@ def step_many(envs, actions, executor=None):
 __all__ = [
     "EnvSpec",
     "RegistrationError",
+    "RemovedEnvError",
     "RewardFn",
     "RewardResult",
     "UnknownEnvError",

@@ -1,12 +1,12 @@
 """The environments that ship with the package. Each entry point's module docstring is its doc page, with
-the version history; each module's ``env`` builds its current version, ``env_v<N>`` an older one."""
+the version history; each module's ``env`` builds its current version, ``env_v<N>`` an older one; an
+old version that is no longer registered (``mbpp-v0``) raises an error naming the current id."""
 
 from llm_coop_envs.registration import register
 
 register("coop_humaneval-v0", "llm_coop_envs.coding.coop_humaneval:env_v0")
 register("coop_basics-v0", "llm_coop_envs.coding.coop_basics:env_v0")
 register("humaneval-v0", "llm_coop_envs.coding.humaneval:env_v0")
-register("mbpp-v0", "llm_coop_envs.coding.mbpp:env_v0")
 register("coop_humaneval-v1", "llm_coop_envs.coding.coop_humaneval:env")
 register("coop_basics-v1", "llm_coop_envs.coding.coop_basics:env")
 register("humaneval-v1", "llm_coop_envs.coding.humaneval:env")

@@ -1,6 +1,8 @@
 """The environment registry: ids of the form ``name-vN``, lazy entry points, helpful errors.
 
-Every environment is created through :func:`make`. A registered :class:`EnvSpec` is frozen; the
+Every environment is created through :func:`make`. An old version of a registered name that is no
+longer registered (``mbpp-v0`` once ``mbpp-v1`` is the lowest left) raises :class:`RemovedEnvError`
+naming the current id, as Gymnasium's ``DeprecatedEnv`` does. A registered :class:`EnvSpec` is frozen; the
 keyword arguments an environment was finally built with are recorded on ``env.spec`` so that a run
 can be reproduced from its log.
 """
@@ -32,6 +34,11 @@ class UnknownEnvError(KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; show it as plain text
         return str(self.args[0])
+
+
+class RemovedEnvError(UnknownEnvError):
+    """``make`` or ``spec`` was given an old version of a registered env that is no longer registered;
+    the message names the current id."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,6 +117,12 @@ def spec(id: str) -> EnvSpec:
     try:
         return _REGISTRY[id]
     except KeyError:
+        current = _current_id_above(id)
+        if current is not None:
+            raise RemovedEnvError(
+                f"{id} is no longer registered: use {current}, the current version (the version history "
+                f"on its env page says what changed)."
+            ) from None
         raise UnknownEnvError(_unknown_id_message(id)) from None
 
 
@@ -170,6 +183,17 @@ def make_aec(id: str, **kwargs: Any) -> Any:
 def registered_ids() -> list[str]:
     """All registered ids, sorted."""
     return sorted(_REGISTRY)
+
+
+def _current_id_above(id: str) -> str | None:
+    """The highest registered version of ``id``'s name when that is above ``id``'s version (``id`` is
+    then an old version that was removed), else None."""
+    match = ENV_ID_RE.match(id)
+    if match is None:
+        return None
+    versions = [s.version for s in _REGISTRY.values() if s.name == match["name"]]
+    newest = max(versions, default=-1)
+    return f"{match['name']}-v{newest}" if newest > int(match["version"]) else None
 
 
 def _unknown_id_message(id: str) -> str:

@@ -32,14 +32,15 @@ page.
   between turns; expected values from the reference where the dataset ships one, broken conversions
   repaired; ``helper_defined`` and the cooperation levels pay only when every hidden test passes
   (``llm_coop_envs.coding.rules``).
-* v0 (deprecated; ``make`` warns): scored on every assert, the same asserts its feedback quotes.
+* v0 (removed; ``make("mbpp-v0")`` raises an error naming ``mbpp-v1``): scored on every assert, the
+  same asserts its feedback quotes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from llm_coop_envs.coding.factory import coding_env, warn_v0
+from llm_coop_envs.coding.factory import coding_env
 from llm_coop_envs.core.env import CoopEnv
 from llm_coop_envs.data import load_rows
 
@@ -51,9 +52,3 @@ def env(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
     rows = load_rows(DATASET, data_path)
     return coding_env(DATASET, rows, data_path=data_path, name="mbpp-v1", rules="v1", **kwargs)
 
-
-def env_v0(*, data_path: Any = None, **kwargs: Any) -> CoopEnv:
-    """The deprecated ``mbpp-v0`` (tests shown in feedback also score); warns with its holes."""
-    warn_v0("mbpp-v0", "mbpp-v1")
-    rows = load_rows(DATASET, data_path)
-    return coding_env(DATASET, rows, data_path=data_path, name="mbpp-v0", **kwargs)

@@ -223,7 +223,8 @@ def test_prompts_state_what_aux_takes_and_returns():
 
 
 # sha256 over every prompt (helper and main in both protocols, then the single agent's) of
-# coop_humaneval-v0, humaneval-v0 and mbpp-v0, taken before the helper-spec lines were added.
+# coop_humaneval-v0, humaneval-v0 and mbpp-v0, taken before the helper-spec lines were added; mbpp-v1,
+# which replaced mbpp-v0, has the same prompts.
 OTHER_ENV_PROMPTS_SHA256 = "43ca82f4a96d59c629f8668fb6af4dc6a7b3493c783b92e8356d6bd9bb3af8af"
 
 
@@ -233,7 +234,7 @@ def test_prompts_of_the_other_coding_envs_are_unchanged(monkeypatch):
         pytest.skip("needs the shared CoopHumanEval and MBPP files")
     monkeypatch.setenv("LLM_COOP_DATA_DIR", str(data_dir))
     digest = hashlib.sha256()
-    for env_id in ("coop_humaneval-v0", "humaneval-v0", "mbpp-v0"):
+    for env_id in ("coop_humaneval-v0", "humaneval-v0", "mbpp-v1"):
         for protocol_env in (llm_coop_envs.make(env_id, split="all", protocol=p) for p in ("parallel", "sequential")):
             task = protocol_env.task
             digest.update("".join(task.prompt(i, a) for i in range(len(task)) for a in ("helper", "main")).encode())

@@ -7,7 +7,7 @@ import pytest
 import llm_coop_envs
 from llm_coop_envs.testing import check_env
 
-CODING_IDS = ("coop_humaneval-v0", "humaneval-v0", "mbpp-v0")
+CODING_IDS = ("coop_humaneval-v0", "humaneval-v0", "mbpp-v1")
 
 
 @pytest.mark.parametrize("env_id", CODING_IDS)
@@ -20,7 +20,7 @@ def test_check_env(env_id):
     [
         ("coop_humaneval-v0", {"train": 50, "test": 16, "all": 82}),
         ("humaneval-v0", {"train": 100, "test": 32, "all": 164}),
-        ("mbpp-v0", {"train": 50, "test": 15, "all": 257}),
+        ("mbpp-v1", {"train": 50, "test": 15, "all": 257}),
     ],
 )
 def test_split_sizes(env_id, sizes):
@@ -55,14 +55,14 @@ def test_parallel_prompts_name_the_roles_and_the_helper_function():
 
 
 def test_multi_turn_feedback_reaches_the_next_observation():
-    env = llm_coop_envs.make("mbpp-v0", split="test", num_turns=2)
+    env = llm_coop_envs.make("mbpp-v1", split="test", num_turns=2)
     observations, infos = env.reset(options={"index": 0})
     entry = env.task.problems[0].entry_point
     wrong = f"def {entry}(*args):\n    return None\n"
     observations, _, terminations, _, infos = env.step({"helper": "def aux(x):\n    return x\n", "main": wrong})
     assert not any(terminations.values())
-    assert "Tests: 0/" in infos["main"]["feedback"]
-    assert "Tests: 0/" in observations["main"] and "Revise your reply." in observations["main"]
+    assert "Hidden tests: 0/" in infos["main"]["feedback"]
+    assert "Hidden tests: 0/" in observations["main"] and "Revise your reply." in observations["main"]
     assert infos["main"]["details"]["sandbox"]["status"] == "ok"
 
 

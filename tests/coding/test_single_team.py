@@ -34,4 +34,4 @@ def test_single_agent_levels_reward_keeps_main_levels_only(solo_env):
 
 def test_unknown_team_is_rejected():
     with pytest.raises(ValueError, match="team must be one of"):
-        llm_coop_envs.make("mbpp-v0", team="trio")
+        llm_coop_envs.make("mbpp-v1", team="trio")

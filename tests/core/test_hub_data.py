@@ -83,7 +83,7 @@ def test_sharded_parquet_split(tmp_path):
 
 @pytest.mark.parametrize("server", ["none", "missing_repo"])
 def test_no_data_fails_at_once_with_one_message(tmp_path, server):
-    code = "import llm_coop_envs; llm_coop_envs.make('mbpp-v0')"
+    code = "import llm_coop_envs; llm_coop_envs.make('mbpp-v1')"
     if server == "none":
         result = load_in_fresh_process(tmp_path, "http://127.0.0.1:9", code=code)  # nothing listens on port 9
     else:

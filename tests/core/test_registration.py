@@ -5,7 +5,7 @@ import sys
 import pytest
 
 import llm_coop_envs
-from llm_coop_envs.registration import EnvSpec, RegistrationError, UnknownEnvError
+from llm_coop_envs.registration import EnvSpec, RegistrationError, RemovedEnvError, UnknownEnvError
 
 
 def _toy_env(**kwargs):
@@ -30,7 +30,7 @@ def toy_id():
 
 
 def test_builtin_ids_are_registered():
-    assert {"coop_humaneval-v0", "humaneval-v0", "mbpp-v0", "tldr-v0", "arxiv_intro-v0", "tldr-v2", "arxiv_intro-v2"} <= set(
+    assert {"coop_humaneval-v0", "humaneval-v0", "mbpp-v1", "tldr-v0", "arxiv_intro-v0", "tldr-v2", "arxiv_intro-v2"} <= set(
         llm_coop_envs.registered_ids()
     )
 
@@ -55,6 +55,26 @@ def test_unknown_id_suggests_nearest():
         llm_coop_envs.make("coop_humaneval-v9")
     with pytest.raises(UnknownEnvError, match="humaneval-v0"):
         llm_coop_envs.make("humaneva-v0")
+
+
+def test_a_removed_id_raises_naming_the_current_id():
+    assert "mbpp-v0" not in llm_coop_envs.registered_ids()
+    for lookup in (llm_coop_envs.make, llm_coop_envs.spec):
+        with pytest.raises(RemovedEnvError, match=r"mbpp-v0 is no longer registered: use mbpp-v1,"):
+            lookup("mbpp-v0")
+    assert issubclass(RemovedEnvError, UnknownEnvError)  # code that catches an unknown id still catches it
+
+
+def test_gymnasium_refuses_a_removed_id_naming_the_current_one():
+    gymnasium = pytest.importorskip("gymnasium")
+    with pytest.warns(DeprecationWarning), pytest.raises(gymnasium.error.DeprecatedEnv, match="mbpp-v1"):
+        gymnasium.make("llm_coop_envs/mbpp-v0")
+
+
+def test_a_version_above_the_newest_is_unknown_not_removed():
+    with pytest.raises(UnknownEnvError) as caught:
+        llm_coop_envs.make("mbpp-v9")
+    assert not isinstance(caught.value, RemovedEnvError) and "mbpp-v1" in str(caught.value)
 
 
 @pytest.mark.parametrize("bad_id", ["noversion", "two words-v0", "-v1", "x-v"])

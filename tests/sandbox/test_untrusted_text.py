@@ -21,7 +21,7 @@ def test_safe_text_replaces_surrogates_and_controls_and_caps() -> None:
 
 
 def test_hostile_exception_text_gives_a_normal_step() -> None:
-    env = llm_coop_envs.make("mbpp-v0", split="test", num_turns=2)
+    env = llm_coop_envs.make("mbpp-v1", split="test", num_turns=2)
     env.reset(options={"index": 0})
     main = f"def {env.task.problems[0].entry_point}(*args):\n    aux(0)\n" + HOSTILE_BODY
     observations, rewards, _, _, infos = env.step({"helper": "def aux(x):\n    return x\n",
