@@ -14,7 +14,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from llm_coop_envs.core import Evaluation, RewardResult
-from llm_coop_envs.core.reward_fns import RewardFn, resolve_reward
+from llm_coop_envs.core.reward_fns import resolve_reward
 from llm_coop_envs.writing.thresholds import LevelConfig
 from llm_coop_envs.writing.grounding import Salience, SourceProfile
 from llm_coop_envs.writing.items import Item
@@ -24,9 +24,6 @@ from llm_coop_envs.writing.lm_levels import requests_if_scored, score_pair_v3
 from llm_coop_envs.writing.reward import PairScore, PairTexts, gates_passed_by_role, score_pair
 
 REWARD_MODES = ("joint", "per_agent")
-
-RewardCallable = RewardFn
-"""``reward(replies, context)``, the one reward-function protocol (:mod:`llm_coop_envs.core.reward_fns`)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -244,9 +244,3 @@ def test_writing_rejects_a_keyword_only_function(tldr_envs):
         def uses(*, replies):
             return 1.0
         tldr_envs(["levels", uses])
-
-
-def test_the_writing_task_keeps_its_former_reward_name():
-    from llm_coop_envs.writing.task import RewardCallable
-
-    assert RewardCallable is reward_fns.RewardFn
