@@ -266,6 +266,10 @@ class TrainConfig:
             check_model_reference(name)
         return value
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> TrainConfig:
+        refuse_moved_keys(kwargs)  # before pydantic's generic "unexpected keyword argument"
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
         _check_agent_sampling(self.agent_sampling)
         _check_choice("joint_mode", self.joint_mode, JOINT_MODES)
@@ -372,12 +376,18 @@ MOVED_KEYS = {"clip_eps": "algo_kwargs.clip_eps", "kl_coef": "algo_kwargs.kl_coe
 """Keys that are no longer training keys, and what to write instead (the loss options are the algorithm's)."""
 
 
+def refuse_moved_keys(values: Mapping[str, Any]) -> None:
+    """A one-line :class:`ConfigError` naming the current key of the first moved key in ``values``
+    (a preset, a file, a ``key=value`` override or a ``TrainConfig(...)`` keyword alike)."""
+    for key in sorted(MOVED_KEYS.keys() & values.keys()):
+        raise ConfigError(f"{key} is now {MOVED_KEYS[key]} (an option of the algorithm): "
+                          f"write {MOVED_KEYS[key]}={values[key]!r} instead.")
+
+
 def build_config(values: Mapping[str, Any]) -> TrainConfig:
     """``TrainConfig(**values)`` with unknown keys (suggesting the nearest, or naming the current key of
     a moved one) and bad values as one-line errors."""
-    for key in MOVED_KEYS.keys() & values.keys():
-        raise ConfigError(f"{key} is now {MOVED_KEYS[key]} (an option of the algorithm): "
-                          f"write {MOVED_KEYS[key]}={values[key]!r} instead.")
+    refuse_moved_keys(values)
     _check_keys(values, TrainConfig, "")
     if isinstance(values.get("sampling"), Mapping):
         _check_keys(values["sampling"], SamplingConfig, "sampling.")

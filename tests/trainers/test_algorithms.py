@@ -172,8 +172,11 @@ def test_loss_options_live_in_algo_kwargs_and_the_old_keys_name_them():
         algorithm = build_algorithm(TrainConfig(algo_kwargs={"kl_coef": 0.1, "token_aggregation": "sequence_mean"}))
     assert (algorithm.loss_options.kl_coef, algorithm.loss_options.token_aggregation) == (0.1, "sequence_mean")
     for old, value in (("clip_eps", "0.3"), ("kl_coef", "0.2"), ("token_aggregation", "token_mean")):
-        with pytest.raises(ConfigError, match=rf"{old} is now algo_kwargs\.{old} .*write algo_kwargs\.{old}="):
+        message = rf"^{old} is now algo_kwargs\.{old} \(an option of the algorithm\): write algo_kwargs\.{old}=.* instead\.$"
+        with pytest.raises(ConfigError, match=message):
             load_config(overrides=[f"{old}={value}"])
+        with pytest.raises(ConfigError, match=message):  # a direct keyword gets the same one line
+            TrainConfig(**{old: value})
     with pytest.raises(ValueError, match="token_aggregation"):
         get_algorithm("magrpo", token_aggregation="sum")
 
