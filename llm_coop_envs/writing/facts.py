@@ -4,8 +4,9 @@
   the Latin letter they imitate, so copy gates compare what a reader sees; :func:`mixed_script_words`
   finds words that mix alphabets (no honest English word does).
 - :func:`fact_problems` compares a text with its source: numbers and names the source does not
-  have, statements whose negation is flipped against the source sentence they restate, and words
-  replaced by their opposite.
+  have, statements whose negation is flipped against the source sentence they restate, words
+  replaced by their opposite, and statements the source makes plainly that the text denies in other
+  words (:func:`denied_statements`).
 - :func:`templated_share` finds texts built from one repeated sentence frame; :func:`unfinished`
   finds a text that stops mid-sentence.
 
@@ -313,10 +314,141 @@ def doubled_negations(text: str) -> list[str]:
     return [m.group() for m in _DOUBLED.finditer(text)]
 
 
+_DENIALS = frozenset("not no never nobody nothing none neither nor cannot".split())
+"""Negations that deny what follows them ("without", "nowhere" are left out: "without assuming a model"
+restates "model independent", "out of nowhere" denies nothing)."""
+_DENIED_WORDS = 3
+"""A negation denies the first this many content words after it, in its clause."""
+_CLAUSE_WORDS = frozenset(
+    "and but or yet because cause cuz so while although though whereas since when if unless whether".split())
+"""Words that end a clause: a negation does not reach past them, nor does a hypothetical."""
+_ATTITUDES = frozenset(
+    "want wants wanted know knew knows think thought like liked likes care cared cares mind believe feel felt "
+    "wish need needs needed hope expect mean meant seem seems seemed sure understand remember see saw".split())
+"""Denied attitudes ("I don't want to end up the bad guy") state no fact of the source."""
+_NOT_DENIALS = frozenset("only just merely simply matter all every always necessarily more less fewer".split())
+"""Words that turn a negation into something else right after it ("not only ... but also", "no matter", "not
+all of them", "no more than")."""
+_UNSURE = _HYPOTHETICAL | frozenset("may maybe perhaps should whether".split())
+"""Words of a clause that states no fact ("people may not make eye contact")."""
+_DENYING = frozenset(
+    "without lack lacks lacked lacking fail fails failed failing failure unable refuse refuses refused refusing "
+    "hardly barely rarely seldom zero nowhere instead absence absent against deny denies denied avoid avoids "
+    "avoided stop stops stopped prevent prevents prevented doubt hard difficult impossible unlikely unknown unclear "
+    "unaware".split())
+"""Words that deny a statement without a negation: a source passage with one of them is not plain."""
+_WRITER = frozenset("poster op author authors paper article abstract".split())
+"""Words about the writer or the document, not about what the source says."""
+_PHRASE_SPAN = 6
+"""The denied words the source has must lie within this many words of each other (one phrase)."""
+_DENIAL_TOKEN = re.compile(r"\w+(?:['’]\w+)*|[,;:()]")
+
+
+def _clauses(sentence: str) -> list[tuple[str | None, list[str]]]:
+    """(the word that opened the clause, the clause's lower-case words, apostrophes dropped), split at
+    punctuation and at the words of :data:`_CLAUSE_WORDS`."""
+    out: list[tuple[str | None, list[str]]] = []
+    opener, current = None, []
+    for token in _DENIAL_TOKEN.findall(_WITH_AND_WITHOUT.sub("with", sentence)):
+        word = token.lower().replace("'", "").replace("’", "")
+        if not token[0].isalnum() and token[0] != "_" or word in _CLAUSE_WORDS:
+            if current:
+                out.append((opener, current))
+            opener, current = (word if word in _CLAUSE_WORDS else None), []
+        else:
+            current.append(word)
+    if current:
+        out.append((opener, current))
+    return out
+
+
+def _content_stem(word: str) -> str | None:
+    if word in STOPWORDS or word in _WRITER or word.isdigit() or len(word) < 2 or _is_negation(word):
+        return None
+    return tm.stem(word)
+
+
+def _denial(opener: str | None, words: list[str], stems: list[str | None]) -> tuple[int, list[str]] | None:
+    """(where, the stems of the first content words it denies) for the first negation of a clause that states a
+    fact: not under "if" or "may", not "not only", not on an attitude ("I don't want ..."); None otherwise."""
+    at = next((i for i, w in enumerate(words) if _denies(w)), None)
+    if at is None or at + 1 >= len(words) or words[at + 1] in _NOT_DENIALS:
+        return None
+    if opener in ("if", "unless", "whether") or _UNSURE & set(words):
+        return None
+    denied = [(w, s) for w, s in zip(words[at + 1 :], stems[at + 1 :]) if s][:_DENIED_WORDS]
+    if not denied or denied[0][0] in _ATTITUDES:
+        return None
+    return at, [s for _, s in denied]
+
+
+def denied_statements(text: str, source: str) -> list[str]:
+    """Statements the source makes plainly that the text denies in other words ("the strong field is not
+    explained mainly by the gravitational collapse" where the source says it "is mainly attributed to
+    the gravitational core collapse"): a negation in a text sentence (not on an attitude such as "want",
+    not under "if" or "may") whose next content words, two of the first three, form one phrase of a
+    source sentence that says, before that phrase, what the text says before the negation (two of those
+    words, or one the source uses in that sentence only), where the source passage has no negation, no
+    denying word ("refused", "lack", "without") and nothing hypothetical, and no source clause denies any
+    of these words itself. Statements the source does not make are never held against the text."""
+    sentences, denied_there = [], set()
+    for sentence in _sentences(source):
+        if sentence.rstrip().endswith("?"):
+            continue  # a question asserts nothing
+        words: list[str] = []
+        for _, clause in _clauses(sentence):
+            stems = [_content_stem(w) for w in clause]
+            for at, word in enumerate(clause):  # every denial counts here, hypothetical or not
+                if _denies(word) or word in _DENYING:
+                    denied_there.update([s for s in stems[at + 1 :] if s][:_DENIED_WORDS])
+            words += clause
+        sentences.append((words, [_content_stem(w) for w in words]))
+    counts = collections.Counter(s for _, stems in sentences for s in set(stems) if s)
+    out = []
+    for sentence in _sentences(text):
+        if sentence.rstrip().endswith("?"):
+            continue
+        before: set[str] = set()
+        for opener, words in _clauses(sentence):
+            stems = [_content_stem(w) for w in words]
+            found = _denial(opener, words, stems)
+            if found and not denied_there & set(found[1]):
+                said = before | {s for s in stems[: found[0]] if s}
+                if _plainly_said(set(found[1]), said, sentences, counts):
+                    out.append(f"not {found[1][0]}")
+            before |= {s for s in stems if s}
+    return list(dict.fromkeys(out))
+
+
+def _plainly_said(denied: set[str], said: set[str], sentences, counts) -> bool:
+    """A source sentence has two of the denied words within a few words of each other and, before them, two of
+    the said ones (or one said word found in no other source sentence), and the passage from just before the
+    first said word to the end of the sentence has no negation, no denying word and nothing hypothetical (a
+    negation after the phrase may deny it too: "a condition, given that the data are X, is not sufficient")."""
+    for words, stems in sentences:
+        hits = [k for k, s in enumerate(stems) if s in denied]
+        phrase = next((i for i in hits for j in hits if i < j <= i + _PHRASE_SPAN and stems[i] != stems[j]), None)
+        if phrase is None:
+            continue
+        hit_said = {s for s in stems[:phrase] if s in said and s not in denied}
+        if not (len(hit_said) >= 2 or any(counts[s] == 1 for s in hit_said)):
+            continue
+        start = next(k for k, s in enumerate(stems) if s in hit_said)
+        passage = words[max(0, start - 3) :]
+        if not any(_denies(w) or w in _DENYING or w in _UNSURE for w in passage):
+            return True
+    return False
+
+
+def _denies(word: str) -> bool:
+    return word in _DENIALS or (word.endswith("nt") and word[:-2] in _MODALS)
+
+
 def fact_problems(text: str, source: str) -> dict[str, list[str]]:
     """Every exact disagreement of a text with its source, by kind (empty lists when none)."""
     flipped = flipped_statements(text, source) + doubled_negations(text)
     flipped += [f for f in contradicted_words(text, source) if f not in flipped]
+    flipped += [f for f in denied_statements(text, source) if f not in flipped]
     return {
         "numbers": unknown_numbers(text, source),
         "names": unknown_names(text, source) + swapped_names(text, source),
