@@ -30,3 +30,11 @@ def test_a_missing_file_or_section_fails_the_build(tmp_path):
         hook.on_page_markdown("<!-- results-section: x.md | Missing -->")
     with pytest.raises(ValueError, match="no results file"):
         hook.on_page_markdown("<!-- results-summary: y.md -->")
+
+
+def test_an_image_beside_the_results_file_is_named_not_linked(tmp_path):
+    results_summary = _hook(tmp_path)
+    text = "before\n![training reward](training.png)\n![remote](https://example.org/x.png)"
+    out = results_summary.local_images(text, "learning/coop_procedural-v0/results.md")
+    assert "*Figure: training reward (`benchmarks/results/learning/coop_procedural-v0/training.png`).*" in out
+    assert "![remote](https://example.org/x.png)" in out

@@ -14,6 +14,8 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 MARKER = re.compile(r"<!--\s*results-summary:\s*([\w./-]+\.md)\s*-->")
 SECTION = re.compile(r"<!--\s*results-section:\s*([\w./-]+\.md)\s*\|\s*(.+?)\s*-->")
+LOCAL_IMAGE = re.compile(r"!\[([^\]]*)\]\((?![a-z]+:|/)([^)\s]+)\)")
+"""An image beside the results file: the docs site does not hold it, so the page names its path."""
 
 
 def summary(name: str) -> str:
@@ -39,6 +41,12 @@ def section(name: str, heading: str) -> str:
     raise ValueError(f"docs: benchmarks/results/{name} has no section '## {heading}'")
 
 
+def local_images(text: str, name: str) -> str:
+    """Images linked relative to ``benchmarks/results/NAME.md`` become a line naming the file."""
+    folder = Path("benchmarks/results", name).parent.as_posix()
+    return LOCAL_IMAGE.sub(lambda match: f"*Figure: {match.group(1)} (`{folder}/{match.group(2)}`).*", text)
+
+
 def on_page_markdown(markdown: str, **kwargs) -> str:
-    markdown = SECTION.sub(lambda match: section(match.group(1), match.group(2)), markdown)
-    return MARKER.sub(lambda match: summary(match.group(1)), markdown)
+    markdown = SECTION.sub(lambda match: local_images(section(match.group(1), match.group(2)), match.group(1)), markdown)
+    return MARKER.sub(lambda match: local_images(summary(match.group(1)), match.group(1)), markdown)
