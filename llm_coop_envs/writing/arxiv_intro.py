@@ -81,6 +81,9 @@ With a custom reward, `solved`, feedback and `details` still come from the level
   result cited its scores: the order check and two new gates run before the model, the roles are
   checked by halves in grounding (crossed halves kept 81 % of the genuine reward), consistency also
   sees flipped paraphrases, swapped names and stacked negations and scales the later levels.
+  Later, also in place: consistency flags a negation that denies a plain statement of the source
+  (`denied_statements`); no genuine pair and none of the dataset's TL;DRs changes score, and the one
+  cited run (`benchmarks/results/learning/tldr-v3`) is gated before consistency, so unchanged.
 - v2 (deprecated; `make("arxiv_intro-v2")` warns): v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
   v1. Made by `llm_coop_envs.writing.arxiv_intro.env_v2`. Its hole: it scores words, not meaning: a
   pair with its numbers, names and negations corrupted keeps all of the genuine reward, the methods

@@ -100,6 +100,9 @@ the data file, so a problem scores the same in every split.
   detail read better reversed fails fluency; a detail repeating the post fails grounding; consistency
   also sees flipped paraphrases, swapped names and stacked negations and scales the later levels; the
   model reads four rows per pair instead of five (the same numbers).
+  Later, also in place: consistency flags a negation that denies a plain statement of the source
+  (`denied_statements`); no genuine pair and none of the dataset's TL;DRs changes score, and the one
+  cited run (`benchmarks/results/learning/tldr-v3`) is gated before consistency, so unchanged.
 - v2 (deprecated; `make("tldr-v2")` warns): v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
   v1. Made by `llm_coop_envs.writing.tldr.env_v2`. Its hole: it scores words, not meaning: a pair
   with its numbers, names and negations corrupted keeps 99 % of the genuine reward, the detail's
