@@ -2,7 +2,8 @@
 
 The trainer runs it at step 0, every ``eval_every`` steps and after the last step, on the held-out env
 of :func:`make_eval_env` (or ``Trainer(eval_env=...)``); never on the training problems. The episodes
-are played by :func:`llm_coop_envs.core.runner.run_episodes`, with a greedy policy over the backend.
+are played by :func:`play_greedy` (:func:`llm_coop_envs.core.runner.run_episodes` with a greedy policy
+over the backend), which the learning bench's evaluation plays too.
 """
 
 from __future__ import annotations
@@ -56,15 +57,8 @@ def evaluate(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: i
              progress: bool = False) -> EvalResult:
     """Play problems 0..n-1 of ``env`` once each, greedily (temperature 0): all problems batched, or
     one at a time (``cfg.eval_mode``). ``progress``: a progress bar of the replies' tokens."""
-    indices = _available_problems(env, cfg.seed, problems)
-    batches = [indices] if cfg.eval_mode == "batched" else [[i] for i in indices]
-    episodes: list[EpisodeResult] = []
-    with ThreadPoolExecutor(max_workers=8) as pool, _decode_bar(backend, len(indices), progress) as bar:
-        for batch in batches:
-            episodes += run_episodes([copy.deepcopy(env) for _ in batch], _greedy_policy(backend, cfg, bar),
-                                     seeds=[cfg.seed] * len(batch), options=[{"index": i} for i in batch],
-                                     max_steps=MAX_EPISODE_STEPS, executor=pool)
-            bar.problems_done(len(batch))
+    episodes = play_greedy(env, backend, cfg, problems, seed=cfg.seed, batched=cfg.eval_mode == "batched",
+                           progress=progress)
     records = tuple({**_record(episode), "eval_mode": cfg.eval_mode} for episode in episodes)
     tests = [r["tests_passed"] for r in records if r["tests_passed"] is not None]
     uses = [r["uses_helper"] for r in records if r["uses_helper"] is not None]
@@ -79,7 +73,25 @@ def evaluate(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: i
     )
 
 
-def _available_problems(env: Any, seed: int, problems: int) -> list[int]:
+def play_greedy(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: int, *, seed: int,
+                batched: bool = True, progress: bool = False) -> list[EpisodeResult]:
+    """Problems 0..n-1 of ``env`` (fewer when the split has fewer), one greedy episode each (each agent's
+    sampling at temperature 0), every episode reset with ``seed``: all problems' generations batched, or
+    one problem at a time (``batched=False``). The episode loop of :func:`evaluate` and of the learning
+    bench's evaluation, which keep their own records of the episodes."""
+    indices = available_problems(env, seed, problems)
+    batches = [indices] if batched else [[i] for i in indices]
+    episodes: list[EpisodeResult] = []
+    with ThreadPoolExecutor(max_workers=8) as pool, _decode_bar(backend, len(indices), progress) as bar:
+        for batch in batches:
+            episodes += run_episodes([copy.deepcopy(env) for _ in batch], _greedy_policy(backend, cfg, bar),
+                                     seeds=[seed] * len(batch), options=[{"index": i} for i in batch],
+                                     max_steps=MAX_EPISODE_STEPS, executor=pool)
+            bar.problems_done(len(batch))
+    return episodes
+
+
+def available_problems(env: Any, seed: int, problems: int) -> list[int]:
     """Indices 0..problems-1, fewer when the split has fewer problems (its reset says so)."""
     for index in range(problems):
         try:

@@ -17,7 +17,6 @@ so the curves' points are evaluated the same way as the table's endpoints.
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
 import hashlib
 import json
@@ -29,7 +28,6 @@ from typing import Any
 EVAL_SEED = 0
 """Every evaluation resets with this seed, whatever the run's seed: the untrained team is then one
 evaluation for all runs, and trained and untrained are scored on the same episodes."""
-MAX_EPISODE_STEPS = 64
 RECORDS_FOLDER = "bench_eval"
 """``<run>/bench_eval/step_NNNNN.jsonl``, one per evaluated checkpoint; ``setting.json`` is written last."""
 DONE_FILE = "setting.json"
@@ -89,35 +87,11 @@ def record(episode: Any) -> dict[str, Any]:
 
 
 def play(env: Any, backend: Any, cfg: Any, problems: int) -> list[dict[str, Any]]:
-    """Problems 0..n-1 of the held-out ``env``, one greedy episode each, all generations batched."""
-    from llm_coop_envs.core.runner import run_episodes
+    """Problems 0..n-1 of the held-out ``env``, one greedy episode each, all generations batched (the
+    trainer's :func:`~trainers.evaluate.play_greedy`, reset with ``EVAL_SEED``), one record each."""
+    from trainers.evaluate import play_greedy
 
-    indices = available_problems(env, problems)
-    episodes = run_episodes([copy.deepcopy(env) for _ in indices], _greedy(backend, cfg),
-                            seeds=[EVAL_SEED] * len(indices), options=[{"index": i} for i in indices],
-                            max_steps=MAX_EPISODE_STEPS)
-    return [record(episode) for episode in episodes]
-
-
-def available_problems(env: Any, problems: int) -> list[int]:
-    """Indices 0..problems-1, fewer when the held-out split has fewer problems (its reset says so)."""
-    for index in range(problems):
-        try:
-            copy.deepcopy(env).reset(seed=EVAL_SEED, options={"index": index})
-        except IndexError:
-            return list(range(index))
-    return list(range(problems))
-
-
-def _greedy(backend: Any, cfg: Any):
-    from trainers.generation.base import GenerationRequest
-
-    def answer(requests):
-        settings = {r.agent: dataclasses.replace(cfg.sampling_for(r.agent), temperature=0.0) for r in requests}
-        completions = backend.generate([GenerationRequest(r.agent, r.observation, 1, settings[r.agent]) for r in requests])
-        return [c[0] for c in completions]
-
-    return answer
+    return [record(episode) for episode in play_greedy(env, backend, cfg, problems, seed=EVAL_SEED, batched=True)]
 
 
 # ---------------------------------------------------------------- the two evaluations

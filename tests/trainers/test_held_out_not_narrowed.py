@@ -30,11 +30,12 @@ def test_held_out_kwargs_keep_every_level_and_the_rest():
 
 
 def test_the_bench_evaluates_every_held_out_level_when_training_is_narrowed():
-    from benchmarks.learning.evaluation import available_problems, eval_env_kwargs
+    from benchmarks.learning.evaluation import EVAL_SEED, eval_env_kwargs
+    from trainers.evaluate import available_problems  # the bench plays the trainer's greedy episodes
 
     cfg = load_config(overrides=["env=coop_basics-v0", "env_kwargs.tier=1", "eval_problems=0"])
     kwargs = eval_env_kwargs(cfg)
     assert kwargs == {"split": "test"}
-    everything = len(available_problems(llm_coop_envs.make("coop_basics-v0", **kwargs), 100))
-    narrowed = len(available_problems(llm_coop_envs.make("coop_basics-v0", split="test", tier=1), 100))
+    everything = len(available_problems(llm_coop_envs.make("coop_basics-v0", **kwargs), EVAL_SEED, 100))
+    narrowed = len(available_problems(llm_coop_envs.make("coop_basics-v0", split="test", tier=1), EVAL_SEED, 100))
     assert (everything, narrowed) == (43, 15)
