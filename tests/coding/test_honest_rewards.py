@@ -126,11 +126,10 @@ def test_second_solutions_of_property_checked_problems_earn_the_top_reward(task_
     _assert_top(_play(_make("humaneval-v1", team="single"), task_id, SECOND_SOLUTIONS[task_id]), task_id)
 
 
-@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("task_id", sorted(MBPP_REFERENCES))
-def test_mbpp_reference_solutions_earn_the_top_reward(task_id: str, version: str) -> None:
+def test_mbpp_reference_solutions_earn_the_top_reward(task_id: str) -> None:
     _needs_data()
-    env = _make(f"mbpp-{version}", team="single")
+    env = _make("mbpp-v1", team="single")  # mbpp-v0 is removed
     _assert_top(_play(env, task_id, MBPP_REFERENCES[task_id]), task_id)
 
 
