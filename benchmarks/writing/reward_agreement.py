@@ -171,8 +171,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-new-tokens", type=int, default=96, help="for the detail; the tldr gets half")
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--grader-url", "--judge-url", help="an OpenAI-compatible endpoint that grades the pairs")
-    parser.add_argument("--grader-model", "--judge-model")  # --judge-*: the names up to 0.1.0
+    parser.add_argument("--grader-url", help="an OpenAI-compatible endpoint that grades the pairs")
+    parser.add_argument("--grader-model")
     parser.add_argument("--save", help="write the scored pairs here (JSON Lines)")
     parser.add_argument("--bootstrap", type=int, default=0, help="resamples for 95 %% intervals (0: none)")
     return parser.parse_args(argv)

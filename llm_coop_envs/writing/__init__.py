@@ -9,15 +9,9 @@ from llm_coop_envs.writing.thresholds import (
     ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS, TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS, LevelConfig, OrderCheck,
     RewardWeights,
 )
-from llm_coop_envs.writing.grader import RENAMED, GraderConfig, GraderError, WritingGrader, renamed
+from llm_coop_envs.writing.grader import GraderConfig, GraderError, WritingGrader
 
 __all__ = [
     "ARXIV_LEVELS", "ARXIV_V1_LEVELS", "ARXIV_V2_LEVELS", "TLDR_LEVELS", "TLDR_V1_LEVELS", "TLDR_V2_LEVELS", "Band",
     "GraderConfig", "GraderError", "LevelConfig", "OrderCheck", "RewardWeights", "WritingGrader",
 ]
-
-
-def __getattr__(name: str):
-    if name in RENAMED and name != "judge":  # JudgeConfig, WritingJudge, JudgeError: the grader's old names
-        return globals()[renamed(name)]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ from llm_coop_envs.data import load_rows, select_split
 from llm_coop_envs.writing.thresholds import LevelConfig, RewardWeights
 from llm_coop_envs.writing.grounding import Salience
 from llm_coop_envs.writing.items import Item, check_unique_ids
-from llm_coop_envs.writing.grader import GraderConfig, WritingGrader, renamed
+from llm_coop_envs.writing.grader import GraderConfig, WritingGrader
 from llm_coop_envs.writing.task import WritingSpec, WritingTask
 
 
@@ -36,17 +36,14 @@ def make_writing_env(
 
     ``grader`` (off by default) adds the grader level: a dict of :class:`GraderConfig` options such as
     ``{"base_url": "http://127.0.0.1:8000/v1", "model": "..."}``, a GraderConfig or a WritingGrader
-    (``judge=``, its old name, still works and warns).
+    (``judge=`` is refused: "judge" names only the sandbox's test runner).
     ``reward_mode="per_agent"`` gives each role its own reward where the levels separate (:class:`WritingTask`).
     ``language_model`` (``-v3`` only) replaces the scoring model: a path, a Hub id, a ``(model, tokenizer)``
     pair or a :class:`~llm_coop_envs.writing.lm.LanguageModel`; by default the config's (the project's
     small model, loaded at the first scored step).
     """
     if "judge" in env_kwargs:
-        renamed("judge")
-        if grader is not None:
-            raise TypeError("grader= and judge= (its old name) were both given; pass grader= only.")
-        grader = env_kwargs.pop("judge")
+        raise TypeError("The writing envs' model grader is grader= (judge= was its name up to 0.1.0).")
     config = reward_config if reward_config is not None else default_levels
     if not isinstance(config, LevelConfig):
         raise TypeError(f"reward_config must be a LevelConfig, got {type(config).__name__}.")

@@ -25,7 +25,6 @@ import json
 import os
 import re
 import threading
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,18 +41,8 @@ CRITERIA = {
 RUBRIC_VERSION = "writing-grader-1"
 """Part of the cache key: a changed rubric never reuses old grades."""
 
-RENAMED = {"judge": "grader", "JudgeConfig": "GraderConfig", "WritingJudge": "WritingGrader", "JudgeError": "GraderError"}
-"""The grader's documented names up to 0.1.0 ("judge" now names only the sandbox's test runner): they still
-work, with a FutureWarning."""
 
 _FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
-
-
-def renamed(old: str) -> str:
-    """The current name of ``old`` (a key of :data:`RENAMED`), warning that the old one will go."""
-    new = RENAMED[old]
-    warnings.warn(f"{old} is now {new} (the writing grader); the old name will be removed.", FutureWarning, stacklevel=3)
-    return new
 
 
 class GraderError(Exception):

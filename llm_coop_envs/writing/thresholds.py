@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from llm_coop_envs.writing.bands import Band
-from llm_coop_envs.writing.grader import renamed
 
 COMPONENTS = ("structure", "style", "coherence", "rouge", "grounding", "complementarity", "grader", "fluency", "consistency")
 
@@ -50,7 +49,6 @@ class RewardWeights:
         if isinstance(value, cls):
             return value
         if isinstance(value, Mapping):
-            value = {renamed(name) if name == "judge" else name: weight for name, weight in value.items()}
             unknown = sorted(set(value) - set(COMPONENTS))
             if unknown:
                 raise ValueError(f"Unknown reward weight(s) {unknown}; the components are {list(COMPONENTS)}.")

@@ -132,16 +132,12 @@ def test_parse_grades_scale():
         parse_grades('{"structure": true, "style": 5, "coherence": 3}')
 
 
-def test_the_old_names_still_work_and_warn(data_dir):
+def test_the_old_names_are_gone_with_a_clear_error(data_dir):
     import llm_coop_envs.writing as writing
 
-    with pytest.warns(FutureWarning, match="judge is now grader"):
-        task = tldr.env_v2(split="test", judge={"base_url": "http://127.0.0.1:9", "model": "m"}).task
-    assert isinstance(task.grader, WritingGrader) and "grader" in task.component_names()
-    with pytest.warns(FutureWarning, match="judge is now grader"):
-        assert tldr.env_v2(split="test", reward_weights={"judge": 2.0}).task.config.weights.grader == 2.0
-    for old, new in [("JudgeConfig", GraderConfig), ("WritingJudge", WritingGrader), ("JudgeError", GraderError)]:
-        with pytest.warns(FutureWarning, match=f"{old} is now {new.__name__}"):
-            assert getattr(writing, old) is new
-    with pytest.raises(TypeError, match="both given"), pytest.warns(FutureWarning):
-        tldr.env_v2(split="test", grader={"base_url": "http://x", "model": "m"}, judge={"base_url": "http://x", "model": "m"})
+    with pytest.raises(TypeError, match="grader="):
+        tldr.env_v2(split="test", judge={"base_url": "http://127.0.0.1:9", "model": "m"})
+    with pytest.raises(ValueError, match="Unknown reward weight"):
+        tldr.env_v2(split="test", reward_weights={"judge": 2.0})
+    for old in ("JudgeConfig", "WritingJudge", "JudgeError"):
+        assert not hasattr(writing, old)
