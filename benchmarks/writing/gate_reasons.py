@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from trainers.metrics_log import read_jsonl
 
 PASSED = "every level passed"
 
@@ -40,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("records", type=Path, help="a bench records file (one JSON object per line)")
     parser.add_argument("--env", required=True, help="the writing env id whose reward rescores the replies")
     args = parser.parse_args(argv)
-    records = [json.loads(line) for line in args.records.read_text().splitlines() if line.strip()]
+    records = read_jsonl(args.records, missing_ok=False)
     print(f"| pairs | first failed level ({len(records)} pairs, `{args.env}`) |\n|---:|---|")
     for message, count in first_failures(records, args.env).most_common():
         print(f"| {count} | {message} |")

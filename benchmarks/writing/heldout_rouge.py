@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.learning import bootstrap
+from trainers.metrics_log import read_jsonl
 
 RECORDS = "records"
 
@@ -75,7 +76,7 @@ def _load(records: Path, runs: Sequence[Mapping[str, Any]], first: bool) -> list
     for run in runs:
         steps = sorted(run["evals"], key=int)
         path = records / run["evals"][steps[0] if first else steps[-1]]
-        out.append([json.loads(line) for line in path.read_text().splitlines() if line.strip()])
+        out.append(read_jsonl(path, missing_ok=False))
     return out
 
 
