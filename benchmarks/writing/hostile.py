@@ -1,6 +1,6 @@
 """Hostile-reply families for the writing rewards, tried through ``env.step`` as a policy's replies would be.
 
-    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.hostile [--envs tldr-v2 tldr-v3 ...]
+    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.hostile [--envs tldr-v2 tldr-v4 ...]
 
 Each family turns a genuine pair (``tests/writing/genuine.py``: the author's TL;DR with a detailed
 summary written by hand, or a hand-written background and methods pair), its source, or nothing at
@@ -363,7 +363,7 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--envs", nargs="+", default=["tldr-v2", "tldr-v3", "arxiv_intro-v2", "arxiv_intro-v3"])
+    parser.add_argument("--envs", nargs="+", default=["tldr-v2", "tldr-v4", "arxiv_intro-v2", "arxiv_intro-v4"])
     parser.add_argument("--limit", type=int, default=None, help="sources per env (default: all 10)")
     parser.add_argument("--json", help="also write the per-source rewards here")
     args = parser.parse_args()

@@ -78,7 +78,7 @@ def groups(env_id: str, posts: int) -> tuple[object, dict[str, list[PairTexts]]]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--envs", nargs="+", default=["tldr-v3", "arxiv_intro-v3"])
+    parser.add_argument("--envs", nargs="+", default=["tldr-v4", "arxiv_intro-v4"])
     parser.add_argument("--posts", type=int, default=100)
     parser.add_argument("--json")
     args = parser.parse_args()

@@ -73,7 +73,7 @@ def time_env(env_id: str, size: int, repeats: int, words: int) -> tuple[list[flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--envs", nargs="+", default=["tldr-v2", "tldr-v3", "arxiv_intro-v2", "arxiv_intro-v3"])
+    parser.add_argument("--envs", nargs="+", default=["tldr-v2", "tldr-v4", "arxiv_intro-v2", "arxiv_intro-v4"])
     parser.add_argument("--group", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--words", type=int, default=95, help="about 128 tokens")

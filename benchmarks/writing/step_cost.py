@@ -1,6 +1,6 @@
 """What the ``-v3`` reward adds to a MAGRPO step, side by side with ``-v2`` in one run.
 
-    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.step_cost [--steps 4] [--envs tldr-v2 tldr-v3]
+    LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.step_cost [--steps 4] [--envs tldr-v2 tldr-v4]
 
 Trains the default model with MAGRPO at the bench's settings (1 problem per step, G = 4, at most 128
 new tokens per agent, LoRA r = 8) for ``--steps`` steps on each env in turn, in fresh processes one
@@ -43,7 +43,7 @@ def uptime() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--envs", nargs="+", default=["tldr-v2", "tldr-v3"])
+    parser.add_argument("--envs", nargs="+", default=["tldr-v2", "tldr-v4"])
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

@@ -1,4 +1,4 @@
-"""# arXiv introduction (`arxiv_intro-v3`)
+"""# arXiv introduction (`arxiv_intro-v4`)
 
 Two writers expand one arXiv abstract into an introduction: `background` writes the background
 and motivation paragraph(s), `method` writes the methods and implications part. Both see the
@@ -6,7 +6,7 @@ abstract; neither sees the other's text in the first turn.
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("arxiv_intro-v3", split="train")  # 0704.0460 is a training problem
+env = llm_coop_envs.make("arxiv_intro-v4", split="train")  # 0704.0460 is a training problem
 observations, infos = env.reset(seed=0, options={"task_id": "0704.0460"})
 observations, rewards, terminations, truncations, infos = env.step({"background": "...", "method": "..."})
 ```
@@ -30,7 +30,9 @@ components, which `infos[agent]["reward_components"]` lists as `structure`, `flu
 [`tldr-v3`](tldr.md) (`llm_coop_envs.writing.lm_levels`), read for this task's roles:
 
 1. **structure**: the gates, the sentence order included (both texts must end in a finished
-   sentence), then the length ratio words(`method`) / words(`background`) (similar length);
+   sentence), then the length ratio words(`method`) / words(`background`) (similar length). A pair
+   that fails a gate still earns a small credit for the gates its texts pass (from v4, as in
+   [`tldr-v4`](tldr.md));
 2. **fluency**: each text's mean log-probability per token under the model, in a band (and a `method`
    text running against the abstract's order that reads better reversed fails);
 3. **grounding**: the pointwise mutual information of each text with the abstract (title included),
@@ -61,11 +63,11 @@ full credit. `infos[agent]["feedback"]` names the failed level and the numbers;
 | `split` | `"train"` | `"train"` (rows 0–905), `"test"` (rows 906–1131) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows with `abstract_text` (or `abstract`), optional `article_id` (or `id`) and `title` |
 | `reward` | `"levels"` | or a function `f(replies, context)`, alone or in a weighted list with `"levels"`: see [Custom rewards](rewards.md) |
-| `reward_config` | `ARXIV_V3_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
+| `reward_config` | `ARXIV_V4_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"coherence": 0.5}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
-| `grader` | `None` | a dict of `GraderConfig` options or a `WritingGrader` (see `tldr-v3`) |
-| `language_model` | `None` | the scoring model of the `-v3` levels (see `tldr-v3`) |
+| `grader` | `None` | a dict of `GraderConfig` options or a `WritingGrader` (see `tldr-v4`) |
+| `language_model` | `None` | the scoring model of the `-v3` levels (see `tldr-v4`) |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |
 
 With a custom reward, `solved`, feedback and `details` still come from the levels
@@ -73,17 +75,22 @@ With a custom reward, `solved`, feedback and `details` still come from the level
 
 ## Version history
 
-- v3: a language model reads the texts (fluency, grounding by pointwise mutual information with the
+- v4: v3, and a pair that fails a structure gate earns a credit for the gates each text passes (at
+  most 0.4 of the structure level's 1.0) instead of 0, as `tldr-v4`. Every pair that passes the gates
+  scores as on v3. Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env`.
+- v3 (deprecated; `make("arxiv_intro-v3")` warns): a language model reads the texts (fluency, grounding by pointwise mutual information with the
   abstract, complementarity by what the background explains of the methods part, the role gap by
   PMI); consistency checks of numbers, names and negations; look-alike letters mapped before the
   copy gates, templated and unfinished texts rejected, sentences split at `;` and `:` for the order
-  check. Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env`. Changed in place before any
+  check. Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env_v3`. Changed in place before any
   result cited its scores: the order check and two new gates run before the model, the roles are
   checked by halves in grounding (crossed halves kept 81 % of the genuine reward), consistency also
   sees flipped paraphrases, swapped names and stacked negations and scales the later levels.
   Later, also in place: consistency flags a negation that denies a plain statement of the source
   (`denied_statements`); no genuine pair and none of the dataset's TL;DRs changes score, and the one
   cited run (`benchmarks/results/learning/tldr-v3`) is gated before consistency, so unchanged.
+  Its hole: a pair that fails any structure gate earns 0, so when every sample of a group fails one
+  (MAGRPO's untrained samples on `tldr-v3`: 64 of 64 training pairs) the trainer learns nothing.
 - v2 (deprecated; `make("arxiv_intro-v2")` warns): v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
   v1. Made by `llm_coop_envs.writing.arxiv_intro.env_v2`. Its hole: it scores words, not meaning: a
   pair with its numbers, names and negations corrupted keeps all of the genuine reward, the methods
@@ -108,7 +115,7 @@ from llm_coop_envs.writing.factory import version_env
 from llm_coop_envs.writing.items import arxiv_item
 from llm_coop_envs.writing.prompts import background_prompt, method_prompt
 from llm_coop_envs.writing.task import WritingSpec
-from llm_coop_envs.writing.thresholds import ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS, ARXIV_V3_LEVELS
+from llm_coop_envs.writing.thresholds import ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS, ARXIV_V3_LEVELS, ARXIV_V4_LEVELS
 
 SPEC = WritingSpec(
     name="arxiv_intro",
@@ -143,15 +150,23 @@ ARXIV_V2_HOLE = (
 )
 
 
-CURRENT = "arxiv_intro-v3"
+ARXIV_V3_HOLE = (
+    "arxiv_intro-v3 pays nothing for a pair that fails any structure gate: when every sample of a group fails one (MAGRPO's "
+    "untrained samples on tldr-v3: 64 of 64 training pairs), the trainer gets no signal to learn from."
+)
+
+
+CURRENT = "arxiv_intro-v4"
 """The current version's id: what ``env`` builds and what the older versions' warnings point to."""
 
-VERSION_LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS, CURRENT: ARXIV_V3_LEVELS}
+VERSION_LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS, "arxiv_intro-v3": ARXIV_V3_LEVELS, CURRENT: ARXIV_V4_LEVELS}
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
 env = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS[CURRENT],
-                  "The ``arxiv_intro-v3`` environment; see the module docstring for the arguments.")
+                  "The ``arxiv_intro-v4`` environment; see the module docstring for the arguments.")
+env_v3 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v3"],
+                     "The deprecated ``arxiv_intro-v3`` environment (a failed gate pays nothing); warns with its hole.", ARXIV_V3_HOLE, CURRENT)
 env_v2 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v2"],
                      "The deprecated ``arxiv_intro-v2`` environment (word-level reward); warns with its hole.", ARXIV_V2_HOLE, CURRENT)
 env_v1 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v1"],

@@ -53,6 +53,7 @@ from llm_coop_envs.writing.reward import (
     PairScore, PairTexts, _coherence, _length_ratio, _order, _structure_gates, _style,
 )
 from llm_coop_envs.writing.rouge import rouge_mean
+from llm_coop_envs.writing.text_gates import describe, failed_gate_credit, text_gates
 from llm_coop_envs.writing.thresholds import LevelConfig, LMCheck
 
 _SENTENCE = re.compile(r"[^.!?;:\n]+(?:[.!?;:]+|\n|$)")
@@ -138,7 +139,7 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
     gate = (_structure_gates(skeletal, tokens, config, metrics) or _form_gates(pair, check, metrics)
             or _order_gate(_clauses_as_sentences(skeletal), config, metrics))
     if gate is not None:
-        return PairScore((gate,), None, metrics, names)
+        return PairScore((_gate_credit(gate, pair, config, metrics),), None, metrics, names, gated=True)
     rouge = None
     if reference is not None and reference.strip():
         rouge = rouge_mean(pair.texts[0], reference)
@@ -167,6 +168,18 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
             factor *= outcome.score
         levels.append(outcome)
     return PairScore(tuple(levels), rouge, metrics, names)
+
+
+def _gate_credit(gate: LevelOutcome, pair: PairTexts, config: LevelConfig, metrics: dict) -> LevelOutcome:
+    """The failed structure level, with the credit for each text's gates passed (``-v4`` on; :mod:`.text_gates`)."""
+    credit = config.lm.failed_gate_credit
+    if credit <= 0.0:
+        return gate
+    gates = text_gates(pair, config)
+    metrics["gates_failed"] = {role: [name for name, ok in passed.items() if not ok] for role, passed in gates.items()}
+    score = failed_gate_credit(gates, credit)
+    return dataclasses.replace(gate, score=score, message=f"{gate.message} Credit {score:.2f} for the gates passed "
+                                                          f"(failed: {describe(gates)}).")
 
 
 _SCALING = ("fluency", "grounding", "consistency")

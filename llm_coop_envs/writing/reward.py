@@ -53,6 +53,8 @@ class PairScore:
     metrics: dict[str, Any]
     names: tuple[str, ...] = LEVELS
     """Every level of the config, reached or not."""
+    gated: bool = False
+    """A structure gate failed (from ``-v4`` on such a pair may still earn a small structure credit)."""
 
     def level_scores(self) -> dict[str, float]:
         reached = {outcome.name: outcome.score for outcome in self.levels}
@@ -60,8 +62,8 @@ class PairScore:
 
     @property
     def gates_passed(self) -> bool:
-        """The structure gates passed (a failed gate is the only way to a structure score of 0)."""
-        return not (self.levels[0].name == "structure" and self.levels[0].score == 0.0 and not self.levels[0].passed)
+        """The structure gates passed (the length ratio may still have failed)."""
+        return not self.gated
 
     @property
     def solved(self) -> bool:
@@ -89,7 +91,7 @@ def score_pair(pair: PairTexts, config: LevelConfig, reference: str | None = Non
     names = config.level_names()
     gate = _structure_gates(pair, tokens, config, metrics)
     if gate is not None:
-        return PairScore((gate,), None, metrics, names)
+        return PairScore((gate,), None, metrics, names, gated=True)
     rouge = None
     if reference is not None and reference.strip():
         rouge = rouge_mean(pair.texts[0], reference)

@@ -139,7 +139,15 @@ class LMCheck:
     """Consistency loses this much per disagreement with the source; at 0 the level fails. The levels
     after it are multiplied by its score (a pair with a wrong fact earns less for being well written)."""
 
+    failed_gate_credit: float = 0.0
+    """The most a pair that fails a structure gate can earn for the gates its texts pass (``-v4``: 0.4, below the
+    0.5 a pair earns for passing every gate; :func:`~llm_coop_envs.writing.text_gates.failed_gate_credit`).
+    0: a failed gate pays nothing (``-v3``)."""
+
     def __post_init__(self) -> None:
+        if not 0.0 <= self.failed_gate_credit < 0.5:
+            raise ValueError("LMCheck.failed_gate_credit must be in [0, 0.5): a pair that fails a gate earns less "
+                             "than one that passes them all.")
         for name in ("fluency", "pmi", "redundancy"):
             if not isinstance(getattr(self, name), Band):
                 raise TypeError(f"LMCheck.{name} must be a Band(low, ideal_low, ideal_high, high).")
@@ -339,3 +347,12 @@ ARXIV_V3_LEVELS = dataclasses.replace(
                                 check_names=(False, True)),
 )
 """``arxiv_intro-v3``: ``arxiv_intro-v2`` with the language-model levels and the exact checks."""
+
+# -v4: -v3, and a failed structure gate no longer pays nothing: each text earns a small credit for the gates
+# it passes (at most 0.4 of the structure level's 1.0; llm_coop_envs.writing.text_gates), so a policy whose
+# samples all fail some gate still sees which samples fail fewer. Every pair that passes the gates scores as on -v3.
+TLDR_V4_LEVELS = dataclasses.replace(TLDR_V3_LEVELS, lm=dataclasses.replace(TLDR_V3_LEVELS.lm, failed_gate_credit=0.4))
+"""``tldr-v4``: ``tldr-v3`` with credit for the gates passed when a gate fails."""
+
+ARXIV_V4_LEVELS = dataclasses.replace(ARXIV_V3_LEVELS, lm=dataclasses.replace(ARXIV_V3_LEVELS.lm, failed_gate_credit=0.4))
+"""``arxiv_intro-v4``: ``arxiv_intro-v3`` with credit for the gates passed when a gate fails."""

@@ -1,4 +1,4 @@
-"""# TL;DR (`tldr-v3`)
+"""# TL;DR (`tldr-v4`)
 
 Two writers summarise one Reddit post together: `tldr` writes a concise summary (one or a few
 sentences), `detail` writes a detailed summary that adds what the short one leaves out, without
@@ -6,7 +6,7 @@ repeating it. Both see the post; neither sees the other's text in the first turn
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("tldr-v3", split="test", num_turns=2)
+env = llm_coop_envs.make("tldr-v4", split="test", num_turns=2)
 observations, infos = env.reset(seed=0)
 observations, rewards, terminations, truncations, infos = env.step({"tldr": "...", "detail": "..."})
 ```
@@ -38,7 +38,11 @@ negations (`llm_coop_envs.writing.lm_levels`):
    a preposition or a conjunction, and the `detail` text ends in a finished sentence; the **sentence
    order**, clauses after `;` and `:` counted as sentences: no text opens with a connective that needs
    a sentence before it, and the `detail` text does not run against the post's order), then the
-   length ratio words(`detail`) / words(`tldr`);
+   length ratio words(`detail`) / words(`tldr`). A pair that fails a gate still earns a small
+   **credit for the gates its texts pass** (from v4; `LMCheck.failed_gate_credit`): half of it for
+   each text that passes all of its own, a quarter times the share passed for a text that does not,
+   always below what a pair that passes every gate earns (`llm_coop_envs.writing.text_gates`;
+   `details["metrics"]["gates_failed"]` names the failed gates by role); scoring still stops there;
 2. **fluency**: the mean log-probability per token of each text on its own, in a band (word salad,
    glued fragments, broken text fail); a `detail` text whose points run against the post's order also
    fails when the model reads it better with its sentences reversed; the levels after fluency are
@@ -77,7 +81,7 @@ measurements (word counts, shares, log-probabilities, PMI, facts found, ratio, o
 | `split` | `"train"` | `"train"` (rows 0–399), `"test"` (rows 400–499) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows: `post` (+ `title`, `subreddit`, `summary`, `id`) or the Hub layout `prompt`/`completion` |
 | `reward` | `"levels"` | or a function `f(replies, context)`, alone or in a weighted list with `"levels"`: see [Custom rewards](rewards.md) |
-| `reward_config` | `TLDR_V3_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
+| `reward_config` | `TLDR_V4_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 but `rouge` 0.0 | a `RewardWeights` or a dict such as `{"rouge": 1.0}` (missing names keep 1.0) |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
 | `grader` | `None` | a dict of `GraderConfig` options (`base_url`, `model`, `api_key_env`, `timeout_s`, `max_retries`, `on_error`, ...) or a `WritingGrader` |
@@ -90,11 +94,15 @@ the data file, so a problem scores the same in every split.
 
 ## Version history
 
-- v3: a language model reads the texts: fluency, grounding by pointwise mutual information with the
+- v4: v3, and a pair that fails a structure gate earns a credit for the gates each text passes (at
+  most 0.4 of the structure level's 1.0) instead of 0: when every sample of a group fails some gate
+  the trainer still sees which fail fewer. Every pair that passes the gates scores as on v3. Maximum
+  7.0. Made by `llm_coop_envs.writing.tldr.env`.
+- v3 (deprecated; `make("tldr-v3")` warns): a language model reads the texts: fluency, grounding by pointwise mutual information with the
   post, complementarity by what the TL;DR explains of the detail; consistency checks of numbers,
   names and negations; look-alike letters mapped before the copy gates, templated and unfinished
   texts rejected, sentences split at `;` and `:` for the order check; ROUGE weight 0. Maximum 7.0.
-  Made by `llm_coop_envs.writing.tldr.env`. Changed in place before any result cited its scores
+  Made by `llm_coop_envs.writing.tldr.env_v3`. Changed in place before any result cited its scores
   (the hostile families still kept up to all of the genuine reward): the order check and two new gates
   (the post's words glued in its order, a text trailing off on an article) run before the model; a
   detail read better reversed fails fluency; a detail repeating the post fails grounding; consistency
@@ -103,6 +111,8 @@ the data file, so a problem scores the same in every split.
   Later, also in place: consistency flags a negation that denies a plain statement of the source
   (`denied_statements`); no genuine pair and none of the dataset's TL;DRs changes score, and the one
   cited run (`benchmarks/results/learning/tldr-v3`) is gated before consistency, so unchanged.
+  Its hole: a pair that fails any structure gate earns 0, so when every sample of a group fails one
+  (MAGRPO's untrained samples on `tldr-v3`: 64 of 64 training pairs) the trainer learns nothing.
 - v2 (deprecated; `make("tldr-v2")` warns): v1 plus the sentence-order check in the coherence level; honest pairs in order score as on
   v1. Made by `llm_coop_envs.writing.tldr.env_v2`. Its hole: it scores words, not meaning: a pair
   with its numbers, names and negations corrupted keeps 99 % of the genuine reward, the detail's
@@ -127,7 +137,7 @@ from llm_coop_envs.writing.factory import version_env
 from llm_coop_envs.writing.items import tldr_item
 from llm_coop_envs.writing.prompts import detail_prompt, tldr_prompt
 from llm_coop_envs.writing.task import WritingSpec
-from llm_coop_envs.writing.thresholds import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS, TLDR_V3_LEVELS
+from llm_coop_envs.writing.thresholds import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS, TLDR_V3_LEVELS, TLDR_V4_LEVELS
 
 SPEC = WritingSpec(
     name="tldr",
@@ -162,15 +172,23 @@ TLDR_V2_HOLE = (
 )
 
 
-CURRENT = "tldr-v3"
+TLDR_V3_HOLE = (
+    "tldr-v3 pays nothing for a pair that fails any structure gate: when every sample of a group fails one (MAGRPO's "
+    "untrained samples on tldr-v3: 64 of 64 training pairs), the trainer gets no signal to learn from."
+)
+
+
+CURRENT = "tldr-v4"
 """The current version's id: what ``env`` builds and what the older versions' warnings point to."""
 
-VERSION_LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS, CURRENT: TLDR_V3_LEVELS}
+VERSION_LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS, "tldr-v3": TLDR_V3_LEVELS, CURRENT: TLDR_V4_LEVELS}
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
 env = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS[CURRENT],
-                  "The ``tldr-v3`` environment; see the module docstring for the arguments.")
+                  "The ``tldr-v4`` environment; see the module docstring for the arguments.")
+env_v3 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v3"],
+                     "The deprecated ``tldr-v3`` environment (a failed gate pays nothing); warns with its hole.", TLDR_V3_HOLE, CURRENT)
 env_v2 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v2"],
                      "The deprecated ``tldr-v2`` environment (word-level reward); warns with its hole.", TLDR_V2_HOLE, CURRENT)
 env_v1 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v1"],

@@ -6,13 +6,13 @@ from benchmarks.writing import gate_reasons
 def test_pairs_are_counted_by_their_first_failed_level_with_numbers_taken_out(data_dir):
     import llm_coop_envs
 
-    item = llm_coop_envs.make("tldr-v3", split="test").task.items[0]
+    item = llm_coop_envs.make("tldr-v4", split="test").task.items[0]
     looping = {"tldr": "A short and plain summary of what happened to the author.", "detail": "the same words " * 40}
     copying = {"tldr": item.source[:400], "detail": "The author explains at length what happened between them, why the breakup hurt so much, "
                "and how hard it is to see her every day in class."}
     records = [{"task_id": item.id, "replies": [{"tldr": "x", "detail": "y"}, looping]} for _ in range(2)]
     records.append({"task_id": item.id, "replies": [copying]})
-    counts = gate_reasons.first_failures(records, "tldr-v3")
+    counts = gate_reasons.first_failures(records, "tldr-v4")
     assert sum(counts.values()) == 3 and not any(ch.isdigit() for message in counts for ch in message)
     assert len(counts) == 2 and any("detail text repeats itself" in m and counts[m] == 2 for m in counts)
     assert any("tldr text copies the post" in m and counts[m] == 1 for m in counts)

@@ -44,7 +44,7 @@ def test_agent_partners_and_env_arguments_go_through():
     single = env.unwrapped
     assert single.agent == "helper" and single.env.num_turns == 2 and single.env.spec.kwargs["split"] == "test"
     assert single.partners["main"]("x") == "pass"
-    assert gymnasium.make("llm_coop_envs/tldr-v3").unwrapped.agent == "tldr"  # no main: the first role
+    assert gymnasium.make("llm_coop_envs/tldr-v4").unwrapped.agent == "tldr"  # no main: the first role
     assert gymnasium.make("llm_coop_envs/coop_basics-v1").unwrapped.agent == "main"
 
 

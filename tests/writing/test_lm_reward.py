@@ -207,7 +207,7 @@ def test_v3_env_runs_on_a_tiny_model_and_copies_share_it(tiny_lm, data_dir):
     import llm_coop_envs
     from llm_coop_envs.testing import check_env
 
-    env = llm_coop_envs.make("tldr-v3", split="test", language_model=tiny_lm)
+    env = llm_coop_envs.make("tldr-v4", split="test", language_model=tiny_lm)
     check_env(env, quick=True)
     assert copy.deepcopy(env).task.lm is env.task.lm
     assert env.task.max_reward() == 7.0
@@ -216,8 +216,8 @@ def test_v3_env_runs_on_a_tiny_model_and_copies_share_it(tiny_lm, data_dir):
 
 
 def test_making_a_v3_env_does_not_import_torch(data_dir):
-    code = ("import sys, llm_coop_envs; llm_coop_envs.make('tldr-v3', split='test'); "
-            "llm_coop_envs.make('arxiv_intro-v3', split='test'); print('torch' in sys.modules)")
+    code = ("import sys, llm_coop_envs; llm_coop_envs.make('tldr-v4', split='test'); "
+            "llm_coop_envs.make('arxiv_intro-v4', split='test'); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

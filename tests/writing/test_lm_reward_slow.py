@@ -28,7 +28,7 @@ def default_model():
         pytest.skip("the default model is not on this machine (llm-coop pull-model)")
 
 
-@pytest.mark.parametrize("env_id", ["tldr-v3", "arxiv_intro-v3"])
+@pytest.mark.parametrize("env_id", ["tldr-v4", "arxiv_intro-v4"])
 def test_genuine_pairs_beat_every_hostile_family(default_model, data_dir, env_id):
     import llm_coop_envs
 
