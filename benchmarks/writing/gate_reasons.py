@@ -1,10 +1,13 @@
-"""Why a writing bench's held-out pairs scored what they did: the first failed level of each pair.
+"""Why a writing bench's held-out pairs scored what they did: the first failed level of each pair,
+and each text's failed structure gates.
 
 A reward that pays 0 to every sample gives a policy-gradient trainer nothing to learn from. This
 reads a bench's per-problem records, rescores each episode's last joint reply with the env's reward
-and counts the first level each pair failed, its message with the numbers taken out.
+and counts the first level each pair failed, its message with the numbers taken out; then, for the
+pairs that failed a gate, how often each text failed each of its own gates
+(:mod:`llm_coop_envs.writing.text_gates`) and the credit ``-v4`` pays them.
 
-    python -m benchmarks.writing.gate_reasons benchmarks/results/learning/tldr-v3/records/untrained-pair.jsonl --env tldr-v3
+    python -m benchmarks.writing.gate_reasons benchmarks/results/learning/tldr-v3/records/untrained-pair.jsonl --env tldr-v4
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import collections
 import re
+import statistics
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -32,8 +36,32 @@ def first_failures(records: Iterable[Mapping[str, Any]], env_id: str) -> collect
     for record in records:
         score = task.score(index[record["task_id"]], record["replies"][-1])
         failed = next((level for level in score.levels if not level.passed), None)
-        counts[PASSED if failed is None else re.sub(r"\d+(\.\d+)?", "N", failed.message)] += 1
+        # -v4's credit names every failed gate: counted below, per text, by gate_failures.
+        message = None if failed is None else failed.message.split(" Credit ")[0]
+        counts[PASSED if message is None else re.sub(r"\d+(\.\d+)?", "N", message)] += 1
     return counts
+
+
+def gate_failures(records: Iterable[Mapping[str, Any]], env_id: str) -> tuple[dict[str, collections.Counter[str]], list[float]]:
+    """For the records whose last joint reply fails a structure gate: per role, how many texts failed each
+    gate, and the credit each such pair earns under ``env_id``'s ``failed_gate_credit`` (0 on ``-v3``)."""
+    import llm_coop_envs
+    from llm_coop_envs.writing.text_gates import failed_gate_credit, text_gates
+
+    task = llm_coop_envs.make(env_id, split="all").task
+    index = {item.id: position for position, item in enumerate(task.items)}
+    failed: dict[str, collections.Counter[str]] = {role: collections.Counter() for role in task.agents}
+    credits = []
+    for record in records:
+        pair = task.pair(index[record["task_id"]], record["replies"][-1])
+        gates = text_gates(pair, task.config)
+        if all(all(passed.values()) for passed in gates.values()):
+            continue
+        for role, passed in gates.items():
+            failed[role].update(name for name, ok in passed.items() if not ok)
+            failed[role]["(passes every gate)"] += all(passed.values())
+        credits.append(failed_gate_credit(gates, task.config.lm.failed_gate_credit))
+    return failed, credits
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,6 +73,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"| pairs | first failed level ({len(records)} pairs, `{args.env}`) |\n|---:|---|")
     for message, count in first_failures(records, args.env).most_common():
         print(f"| {count} | {message} |")
+    failed, credits = gate_failures(records, args.env)
+    print(f"\n{len(credits)} pairs failed a structure gate; texts failing each gate:\n")
+    print("| role | " + " | ".join(failed) + " |\n|---|" + "---:|" * len(failed))
+    for name in sorted({n for counts in failed.values() for n in counts}):
+        print(f"| {name} | " + " | ".join(str(counts[name]) for counts in failed.values()) + " |")
+    if credits:
+        print(f"\nStructure credit of these pairs on `{args.env}`: mean {statistics.mean(credits):.3f}, "
+              f"standard deviation {statistics.pstdev(credits):.3f}, range {min(credits):.3f}-{max(credits):.3f}.")
     return 0
 
 

@@ -16,3 +16,14 @@ def test_pairs_are_counted_by_their_first_failed_level_with_numbers_taken_out(da
     assert sum(counts.values()) == 3 and not any(ch.isdigit() for message in counts for ch in message)
     assert len(counts) == 2 and any("detail text repeats itself" in m and counts[m] == 2 for m in counts)
     assert any("tldr text copies the post" in m and counts[m] == 1 for m in counts)
+
+
+def test_each_text_s_failed_gates_are_counted_with_the_v4_credit(data_dir):
+    import llm_coop_envs
+
+    item = llm_coop_envs.make("tldr-v4", split="test").task.items[0]
+    looping = {"tldr": "A short and plain summary of what happened to the author.", "detail": "the same words " * 40}
+    records = [{"task_id": item.id, "replies": [looping]}] * 3
+    failed, credits = gate_reasons.gate_failures(records, "tldr-v4")
+    assert failed["detail"]["distinct"] == 3 and failed["tldr"]["(passes every gate)"] == 3
+    assert len(credits) == 3 and all(0.2 < c < 0.4 for c in credits)
