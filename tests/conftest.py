@@ -44,3 +44,14 @@ def pytest_runtest_setup(item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     return (yield from _skip_without_datasets())
+
+
+@pytest.fixture(scope="session")
+def tiny_language_model():
+    """A tiny random causal model as the writing reward's scoring model (no download, milliseconds a call)."""
+    pytest.importorskip("torch")
+    from llm_coop_envs.writing.lm import LanguageModel
+    from tests.trainers.conftest import build_model, build_tokenizer
+
+    tokenizer = build_tokenizer()
+    return LanguageModel((build_model(tokenizer), tokenizer))

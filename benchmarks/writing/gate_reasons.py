@@ -26,11 +26,12 @@ from trainers.metrics_log import read_jsonl
 PASSED = "every level passed"
 
 
-def first_failures(records: Iterable[Mapping[str, Any]], env_id: str) -> collections.Counter[str]:
-    """Message of the first failed level of each record's last joint reply, numbers as ``N``."""
+def first_failures(records: Iterable[Mapping[str, Any]], env_id: str, **env_kwargs: Any) -> collections.Counter[str]:
+    """Message of the first failed level of each record's last joint reply, numbers as ``N`` (``env_kwargs``
+    go to ``make``, for example ``language_model``)."""
     import llm_coop_envs
 
-    task = llm_coop_envs.make(env_id, split="all").task
+    task = llm_coop_envs.make(env_id, split="all", **env_kwargs).task
     index = {item.id: position for position, item in enumerate(task.items)}
     counts: collections.Counter[str] = collections.Counter()
     for record in records:
@@ -42,25 +43,26 @@ def first_failures(records: Iterable[Mapping[str, Any]], env_id: str) -> collect
     return counts
 
 
-def gate_failures(records: Iterable[Mapping[str, Any]], env_id: str) -> tuple[dict[str, collections.Counter[str]], list[float]]:
+def gate_failures(records: Iterable[Mapping[str, Any]], env_id: str,
+                  **env_kwargs: Any) -> tuple[dict[str, collections.Counter[str]], list[float]]:
     """For the records whose last joint reply fails a structure gate: per role, how many texts failed each
-    gate, and the credit each such pair earns under ``env_id``'s ``failed_gate_credit`` (0 on ``-v3``)."""
+    gate, and the structure score each such pair earns under ``env_id`` (its gate credit; 0 on ``-v3``)."""
     import llm_coop_envs
-    from llm_coop_envs.writing.text_gates import failed_gate_credit, text_gates
+    from llm_coop_envs.writing.text_gates import text_gates
 
-    task = llm_coop_envs.make(env_id, split="all").task
+    task = llm_coop_envs.make(env_id, split="all", **env_kwargs).task
     index = {item.id: position for position, item in enumerate(task.items)}
     failed: dict[str, collections.Counter[str]] = {role: collections.Counter() for role in task.agents}
     credits = []
     for record in records:
-        pair = task.pair(index[record["task_id"]], record["replies"][-1])
-        gates = text_gates(pair, task.config)
+        replies = record["replies"][-1]
+        gates = text_gates(task.pair(index[record["task_id"]], replies), task.config)
         if all(all(passed.values()) for passed in gates.values()):
             continue
         for role, passed in gates.items():
             failed[role].update(name for name, ok in passed.items() if not ok)
             failed[role]["(passes every gate)"] += all(passed.values())
-        credits.append(failed_gate_credit(gates, task.config.lm.failed_gate_credit))
+        credits.append(task.score(index[record["task_id"]], replies).level_scores()["structure"])
     return failed, credits
 
 

@@ -75,9 +75,10 @@ With a custom reward, `solved`, feedback and `details` still come from the level
 
 ## Version history
 
-- v4: v3, and a pair that fails a structure gate earns a credit for the gates each text passes (at
-  most 0.4 of the structure level's 1.0) instead of 0, as `tldr-v4`. Every pair that passes the gates
-  scores as on v3. Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env`.
+- v4: v3, and a pair that fails a structure gate earns a credit for the gates each text passes, and
+  for a text that passes them all, for being about the abstract (at most 0.4 of the structure level's
+  1.0), instead of 0, as `tldr-v4`. Every pair that passes the gates scores as on v3. Maximum 7.0.
+  Made by `llm_coop_envs.writing.arxiv_intro.env`.
 - v3 (deprecated; `make("arxiv_intro-v3")` warns): a language model reads the texts (fluency, grounding by pointwise mutual information with the
   abstract, complementarity by what the background explains of the methods part, the role gap by
   PMI); consistency checks of numbers, names and negations; look-alike letters mapped before the

@@ -53,7 +53,7 @@ from llm_coop_envs.writing.reward import (
     PairScore, PairTexts, _coherence, _length_ratio, _order, _structure_gates, _style,
 )
 from llm_coop_envs.writing.rouge import rouge_mean
-from llm_coop_envs.writing.text_gates import describe, failed_gate_credit, text_gates
+from llm_coop_envs.writing.text_gates import describe, failed_gate_credit, passing_roles, text_gates
 from llm_coop_envs.writing.thresholds import LevelConfig, LMCheck
 
 _SENTENCE = re.compile(r"[^.!?;:\n]+(?:[.!?;:]+|\n|$)")
@@ -103,15 +103,28 @@ def _order_suspect(metrics: dict) -> bool:
 
 
 def requests_if_scored(pair: PairTexts, config: LevelConfig) -> list[Request]:
-    """:func:`requests` for a pair that passes the structure level (a gated pair never reaches the model)."""
+    """:func:`requests` for a pair that passes the structure level; for a gated pair only what its gate
+    credit needs (``-v4``: each text that passes its own gates, alone and after the source), else nothing."""
     skeletal = dataclasses.replace(pair, texts=tuple(facts.skeleton(t) for t in pair.texts))
     tokens = (tm.words(skeletal.texts[0]), tm.words(skeletal.texts[1]))
     metrics: dict = {}
     if (_structure_gates(skeletal, tokens, config, metrics) or _form_gates(pair, config.lm, metrics)
-            or _order_gate(_clauses_as_sentences(skeletal), config, metrics)
-            or not _length_ratio(pair, tokens, config, metrics).passed):
+            or _order_gate(_clauses_as_sentences(skeletal), config, metrics)):
+        return _credit_requests(pair, config, text_gates(pair, config)) if config.lm.failed_gate_credit > 0 else []
+    if not _length_ratio(pair, tokens, config, metrics).passed:
         return []
     return requests(pair, _order_suspect(metrics))
+
+
+def _credit_requests(pair: PairTexts, config: LevelConfig, gates: dict[str, dict[str, bool]]) -> list[Request]:
+    """Each text that passes its own gates, alone and after the source (two rows per text; the first
+    is the same row :func:`requests` asks for the text alone, so a cache serves both)."""
+    if config.lm.credit_pmi is None:
+        return []
+    parts = prompts(pair.source_name, pair.source)
+    passing = passing_roles(gates)
+    texts = [text.strip() for role, text in zip(pair.roles, pair.texts) if role in passing]
+    return [row for text in texts for row in (("", parts["closing"], text), (parts["context"], parts["closing"], text))]
 
 
 def _clauses_as_sentences(pair: PairTexts) -> PairTexts:
@@ -139,7 +152,7 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
     gate = (_structure_gates(skeletal, tokens, config, metrics) or _form_gates(pair, check, metrics)
             or _order_gate(_clauses_as_sentences(skeletal), config, metrics))
     if gate is not None:
-        return PairScore((_gate_credit(gate, pair, config, metrics),), None, metrics, names, gated=True)
+        return PairScore((_gate_credit(gate, pair, config, lm, metrics),), None, metrics, names, gated=True)
     rouge = None
     if reference is not None and reference.strip():
         rouge = rouge_mean(pair.texts[0], reference)
@@ -170,16 +183,29 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
     return PairScore(tuple(levels), rouge, metrics, names)
 
 
-def _gate_credit(gate: LevelOutcome, pair: PairTexts, config: LevelConfig, metrics: dict) -> LevelOutcome:
-    """The failed structure level, with the credit for each text's gates passed (``-v4`` on; :mod:`.text_gates`)."""
-    credit = config.lm.failed_gate_credit
-    if credit <= 0.0:
+def _gate_credit(gate: LevelOutcome, pair: PairTexts, config: LevelConfig, lm: LanguageModel,
+                 metrics: dict) -> LevelOutcome:
+    """The failed structure level, with the credit for each text's gates passed and, for a text that passes
+    them all, for being about its source (``-v4`` on; :mod:`.text_gates`)."""
+    check = config.lm
+    if check.failed_gate_credit <= 0.0:
         return gate
     gates = text_gates(pair, config)
     metrics["gates_failed"] = {role: [name for name, ok in passed.items() if not ok] for role, passed in gates.items()}
-    score = failed_gate_credit(gates, credit)
+    passing = passing_roles(gates)
+    grounded = dict.fromkeys(passing, 1.0)
+    asked = _credit_requests(pair, config, gates)
+    if asked:
+        raw = lm.score(asked)
+        pmi = {role: (raw[2 * k + 1].total - raw[2 * k].total) / max(len(raw[2 * k]), 1) for k, role in enumerate(passing)}
+        metrics["credit_pmi"] = {role: round(v, 4) for role, v in pmi.items()}
+        grounded = {role: check.credit_pmi.score(v) for role, v in pmi.items()}
+    score = failed_gate_credit(gates, check.failed_gate_credit, grounded)
+    about = "".join(f"; the {pair.source_name} explains the {role} text {metrics['credit_pmi'][role]:+.2f} nats per token"
+                    for role in metrics.get("credit_pmi", {}))
+    failed = describe(gates)
     return dataclasses.replace(gate, score=score, message=f"{gate.message} Credit {score:.2f} for the gates passed "
-                                                          f"(failed: {describe(gates)}).")
+                                                          f"(failed: {failed}{about}).")
 
 
 _SCALING = ("fluency", "grounding", "consistency")

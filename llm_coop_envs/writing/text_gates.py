@@ -3,9 +3,11 @@
 The structure level of ``-v3`` fails a pair as soon as one gate fails, and pays nothing for it: a
 policy whose every sample fails some gate gets no signal at all (MAGRPO on ``tldr-v3``: all 64
 training pairs and all 100 held-out pairs scored 0; docs/envs/writing.md, "Seen under RL"). From
-``-v4`` on a failed structure level pays a small credit for the gates each text passes
-(:func:`failed_gate_credit`), so a sample that fails fewer gates earns more, and a pair that passes
-them all still earns more than any pair that fails one.
+``-v4`` on a failed structure level pays a small credit for the gates each text passes, and for a text
+that passes them all, for being about its source (:func:`failed_gate_credit`): a sample that fails
+fewer gates earns more, a fluent text about nothing in particular earns only the first half (the
+first run of ``-v4`` without that half taught the TL;DR to write generic comments on "the post"), and a
+pair that passes every gate still earns more than any pair that fails one.
 
 The gates here are the same checks as the pair's (:mod:`.reward`, :mod:`.lm_levels`), run on the
 text's skeleton (look-alike letters mapped) where the pair's are:
@@ -71,13 +73,20 @@ def _in_source_order(text: str, pair: PairTexts, config: LevelConfig) -> bool:
     return tau is None or pairs < config.order.min_pairs or tau > config.order.max_reversed
 
 
-def failed_gate_credit(gates: dict[str, dict[str, bool]], credit: float) -> float:
-    """The structure score of a pair that failed a gate: ``credit / 2`` for each text that passes all its
-    gates, and ``credit / 4`` times the share of its gates passed for a text that does not. Below ``credit``
-    whenever a gate fails (the pair earns at least 0.5 once every gate passes), and a text that passes every
-    gate earns clearly more than one that fails any."""
-    per_text = [1.0 if all(passed.values()) else 0.5 * sum(passed.values()) / len(passed) for passed in gates.values()]
+def failed_gate_credit(gates: dict[str, dict[str, bool]], credit: float, grounded: dict[str, float]) -> float:
+    """The structure score of a pair that failed a gate: ``credit / 2`` per text at most, of which a text earns
+    half for the share of its gates it passes and the other half when it passes all of them, times how far
+    its source explains it (``grounded[role]`` in [0, 1]; a role missing from it counts 0). Below ``credit``
+    whenever a gate fails (the pair earns at least 0.5 once every gate passes); a text on its source that
+    passes every gate earns clearly more than one that fails any, and more than a fluent text about nothing."""
+    per_text = [0.5 * sum(passed.values()) / len(passed) + 0.5 * all(passed.values()) * grounded.get(role, 0.0)
+                for role, passed in gates.items()]
     return credit / 2 * sum(per_text)
+
+
+def passing_roles(gates: dict[str, dict[str, bool]]) -> list[str]:
+    """The roles whose text passes every one of its gates."""
+    return [role for role, passed in gates.items() if all(passed.values())]
 
 
 def describe(gates: dict[str, dict[str, bool]]) -> str:

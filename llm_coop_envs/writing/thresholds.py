@@ -144,7 +144,15 @@ class LMCheck:
     0.5 a pair earns for passing every gate; :func:`~llm_coop_envs.writing.text_gates.failed_gate_credit`).
     0: a failed gate pays nothing (``-v3``)."""
 
+    credit_pmi: Band | None = None
+    """``-v4``: a gated pair's text that passes all its own gates earns the second half of its credit only as
+    far as the source explains it (pointwise mutual information per token, as grounding measures it, in this
+    band): text that passes the form gates but is about nothing in particular (a comment on "the post")
+    earns half. None: the whole credit for passing the gates."""
+
     def __post_init__(self) -> None:
+        if self.credit_pmi is not None and not isinstance(self.credit_pmi, Band):
+            raise TypeError("LMCheck.credit_pmi must be a Band(low, ideal_low, ideal_high, high) or None.")
         if not 0.0 <= self.failed_gate_credit < 0.5:
             raise ValueError("LMCheck.failed_gate_credit must be in [0, 0.5): a pair that fails a gate earns less "
                              "than one that passes them all.")
@@ -349,10 +357,17 @@ ARXIV_V3_LEVELS = dataclasses.replace(
 """``arxiv_intro-v3``: ``arxiv_intro-v2`` with the language-model levels and the exact checks."""
 
 # -v4: -v3, and a failed structure gate no longer pays nothing: each text earns a small credit for the gates
-# it passes (at most 0.4 of the structure level's 1.0; llm_coop_envs.writing.text_gates), so a policy whose
-# samples all fail some gate still sees which samples fail fewer. Every pair that passes the gates scores as on -v3.
-TLDR_V4_LEVELS = dataclasses.replace(TLDR_V3_LEVELS, lm=dataclasses.replace(TLDR_V3_LEVELS.lm, failed_gate_credit=0.4))
+# it passes, the second half of it only as far as the source explains the text (at most 0.4 of the structure
+# level's 1.0; llm_coop_envs.writing.text_gates), so a policy whose samples all fail some gate still sees which
+# samples fail fewer. Every pair that passes the gates scores as on -v3.
+# The authors' TL;DRs of 40 test posts gain 0.45-2.81 nats per token from their post (the hand-written
+# genuine ones 0.20 at the lowest); the comments on "the post" that the first -v4 run taught the TL;DR gain
+# -0.03-0.24 (docs/envs/tldr.md, "The -v4 gate credit").
+_CREDIT_PMI = Band(0.1, 0.45, 100.0, 100.0)
+TLDR_V4_LEVELS = dataclasses.replace(TLDR_V3_LEVELS, lm=dataclasses.replace(TLDR_V3_LEVELS.lm, failed_gate_credit=0.4,
+                                                                             credit_pmi=_CREDIT_PMI))
 """``tldr-v4``: ``tldr-v3`` with credit for the gates passed when a gate fails."""
 
-ARXIV_V4_LEVELS = dataclasses.replace(ARXIV_V3_LEVELS, lm=dataclasses.replace(ARXIV_V3_LEVELS.lm, failed_gate_credit=0.4))
+ARXIV_V4_LEVELS = dataclasses.replace(ARXIV_V3_LEVELS, lm=dataclasses.replace(ARXIV_V3_LEVELS.lm, failed_gate_credit=0.4,
+                                                                               credit_pmi=_CREDIT_PMI))
 """``arxiv_intro-v4``: ``arxiv_intro-v3`` with credit for the gates passed when a gate fails."""

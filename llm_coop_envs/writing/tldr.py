@@ -39,10 +39,12 @@ negations (`llm_coop_envs.writing.lm_levels`):
    order**, clauses after `;` and `:` counted as sentences: no text opens with a connective that needs
    a sentence before it, and the `detail` text does not run against the post's order), then the
    length ratio words(`detail`) / words(`tldr`). A pair that fails a gate still earns a small
-   **credit for the gates its texts pass** (from v4; `LMCheck.failed_gate_credit`): half of it for
-   each text that passes all of its own, a quarter times the share passed for a text that does not,
-   always below what a pair that passes every gate earns (`llm_coop_envs.writing.text_gates`;
-   `details["metrics"]["gates_failed"]` names the failed gates by role); scoring still stops there;
+   **credit for the gates its texts pass** (from v4; `LMCheck.failed_gate_credit`): per text, a quarter
+   of it times the share of its gates passed, and for a text that passes all of them another quarter
+   as far as the post explains it (PMI per token, `LMCheck.credit_pmi`: a fluent comment on "the post"
+   earns little of it); always below what a pair that passes every gate earns
+   (`llm_coop_envs.writing.text_gates`; `details["metrics"]["gates_failed"]` names the failed gates by
+   role, `credit_pmi` the PMI); scoring still stops there;
 2. **fluency**: the mean log-probability per token of each text on its own, in a band (word salad,
    glued fragments, broken text fail); a `detail` text whose points run against the post's order also
    fails when the model reads it better with its sentences reversed; the levels after fluency are
@@ -94,10 +96,13 @@ the data file, so a problem scores the same in every split.
 
 ## Version history
 
-- v4: v3, and a pair that fails a structure gate earns a credit for the gates each text passes (at
-  most 0.4 of the structure level's 1.0) instead of 0: when every sample of a group fails some gate
-  the trainer still sees which fail fewer. Every pair that passes the gates scores as on v3. Maximum
-  7.0. Made by `llm_coop_envs.writing.tldr.env`.
+- v4: v3, and a pair that fails a structure gate earns a credit for the gates each text passes, and
+  for a text that passes them all, for being about the post (at most 0.4 of the structure level's
+  1.0), instead of 0: when every sample of a group fails some gate the trainer still sees which fail
+  fewer. Every pair that passes the gates scores as on v3. Maximum 7.0. Made by
+  `llm_coop_envs.writing.tldr.env`. Changed in place before any result cited it: as first built, a
+  text passing its gates earned its whole credit whatever it said, and two MAGRPO runs taught the
+  TL;DR generic comments on "the post" (`benchmarks/results/learning/tldr-v4-first-build/NOTE.md`).
 - v3 (deprecated; `make("tldr-v3")` warns): a language model reads the texts: fluency, grounding by pointwise mutual information with the
   post, complementarity by what the TL;DR explains of the detail; consistency checks of numbers,
   names and negations; look-alike letters mapped before the copy gates, templated and unfinished

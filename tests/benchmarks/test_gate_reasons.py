@@ -3,7 +3,7 @@
 from benchmarks.writing import gate_reasons
 
 
-def test_pairs_are_counted_by_their_first_failed_level_with_numbers_taken_out(data_dir):
+def test_pairs_are_counted_by_their_first_failed_level_with_numbers_taken_out(data_dir, tiny_language_model):
     import llm_coop_envs
 
     item = llm_coop_envs.make("tldr-v4", split="test").task.items[0]
@@ -12,18 +12,18 @@ def test_pairs_are_counted_by_their_first_failed_level_with_numbers_taken_out(da
                "and how hard it is to see her every day in class."}
     records = [{"task_id": item.id, "replies": [{"tldr": "x", "detail": "y"}, looping]} for _ in range(2)]
     records.append({"task_id": item.id, "replies": [copying]})
-    counts = gate_reasons.first_failures(records, "tldr-v4")
+    counts = gate_reasons.first_failures(records, "tldr-v4", language_model=tiny_language_model)
     assert sum(counts.values()) == 3 and not any(ch.isdigit() for message in counts for ch in message)
     assert len(counts) == 2 and any("detail text repeats itself" in m and counts[m] == 2 for m in counts)
     assert any("tldr text copies the post" in m and counts[m] == 1 for m in counts)
 
 
-def test_each_text_s_failed_gates_are_counted_with_the_v4_credit(data_dir):
+def test_each_text_s_failed_gates_are_counted_with_the_v4_credit(data_dir, tiny_language_model):
     import llm_coop_envs
 
     item = llm_coop_envs.make("tldr-v4", split="test").task.items[0]
     looping = {"tldr": "A short and plain summary of what happened to the author.", "detail": "the same words " * 40}
     records = [{"task_id": item.id, "replies": [looping]}] * 3
-    failed, credits = gate_reasons.gate_failures(records, "tldr-v4")
+    failed, credits = gate_reasons.gate_failures(records, "tldr-v4", language_model=tiny_language_model)
     assert failed["detail"]["distinct"] == 3 and failed["tldr"]["(passes every gate)"] == 3
-    assert len(credits) == 3 and all(0.2 < c < 0.4 for c in credits)
+    assert len(credits) == 3 and all(0.15 < c < 0.3 for c in credits)

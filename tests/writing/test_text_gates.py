@@ -13,10 +13,10 @@ POST_ID = "t3_23za1b"
 
 
 @pytest.fixture(scope="module")
-def envs(data_dir):
+def envs(data_dir, tiny_language_model):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        return {v: llm_coop_envs.make(f"tldr-{v}", split="all") for v in ("v3", "v4")}
+        return {v: llm_coop_envs.make(f"tldr-{v}", split="all", language_model=tiny_language_model) for v in ("v3", "v4")}
 
 
 def _genuine(task):
@@ -55,9 +55,11 @@ def test_v4_pays_a_credit_below_any_passing_pair_where_v3_pays_nothing(envs):
     score3, structure3 = _structure(envs["v3"], looping)
     score4, structure4 = _structure(envs["v4"], looping)
     assert structure3 == 0.0 and not score3.gates_passed
-    assert 0.2 < structure4 < 0.4 and not score4.gates_passed and not score4.levels[0].passed
+    # the TL;DR passes its gates (0.1, plus up to 0.1 as far as the post explains it), the detail most of its own
+    assert 0.15 < structure4 < 0.3 and not score4.gates_passed and not score4.levels[0].passed
     assert len(score4.levels) == 1, "scoring still stops at a failed gate"
     assert "distinct" in score4.metrics["gates_failed"]["detail"] and not score4.metrics["gates_failed"]["tldr"]
+    assert set(score4.metrics["credit_pmi"]) == {"tldr"}, "the model reads only the text that passes its gates"
     assert "Credit" in score4.levels[0].message and "detail: distinct" in score4.levels[0].message
 
 
@@ -65,24 +67,38 @@ def test_fewer_failed_gates_earn_more_and_the_credit_stays_below_the_ratio_failu
     passing = dict.fromkeys(GATES, True)
     one_off = {**passing, "copy": False}
     two_off = {**one_off, "finished": False}
-    credit = [failed_gate_credit({"a": a, "b": b}, 0.4) for a, b in
+    grounded = {"a": 1.0}
+    credit = [failed_gate_credit({"a": a, "b": b}, 0.4, grounded) for a, b in
               [(passing, one_off), (passing, two_off), (one_off, two_off), (two_off, two_off)]]
     assert credit == sorted(credit, reverse=True) and len(set(credit)) == 4
     assert max(credit) < 0.4 < 0.5
-    assert failed_gate_credit({"a": dict.fromkeys(GATES, False), "b": dict.fromkeys(GATES, False)}, 0.4) == 0.0
+    assert failed_gate_credit({"a": dict.fromkeys(GATES, False), "b": dict.fromkeys(GATES, False)}, 0.4, {}) == 0.0
 
 
-def test_hostile_strings_never_raise(envs):
-    task = envs["v4"].task
-    index = index_of(task, POST_ID)
-    for text in ("", " ", "\x00" * 50, "é" * 5000, ";:;:" * 100, "However," * 300, "thе pаper " * 30):
-        score = task.score(index, {"tldr": text, "detail": text})
-        assert 0.0 <= score.level_scores()["structure"] < 0.4
+def test_a_text_that_passes_its_gates_earns_its_second_half_only_for_being_about_the_source():
+    passing, one_off = dict.fromkeys(GATES, True), {**dict.fromkeys(GATES, True), "copy": False}
+    on_source = failed_gate_credit({"a": passing, "b": one_off}, 0.4, {"a": 1.0})
+    about_nothing = failed_gate_credit({"a": passing, "b": one_off}, 0.4, {"a": 0.0})
+    copying = failed_gate_credit({"a": one_off, "b": one_off}, 0.4, {})
+    assert on_source - about_nothing == pytest.approx(0.1)
+    assert on_source > about_nothing > copying
 
 
-def test_the_credit_must_stay_below_a_passing_pair():
-    from llm_coop_envs.writing.thresholds import TLDR_V3_LEVELS, LMCheck
+def test_v4_reads_a_generic_text_as_about_nothing(data_dir):
+    """With the real model: a fluent comment on "the post" that passes every gate earns about half of its
+    text's credit, the author's TL;DR all of it (skipped without the default model on disk)."""
+    pytest.importorskip("torch")
+    from trainers.model_cache import default_model_path, is_pulled
 
-    with pytest.raises(ValueError, match="failed_gate_credit"):
-        LMCheck(failed_gate_credit=0.5)
-    assert TLDR_V3_LEVELS.lm.failed_gate_credit == 0.0
+    if not is_pulled(default_model_path()):
+        pytest.skip("the default model is not on this machine (llm-coop pull-model)")
+    env = llm_coop_envs.make("tldr-v4", split="test")
+    task, index = env.task, 0
+    looping = "the same words " * 40
+    generic = ("This is a detailed and concise summary of a Reddit post. The post includes a clear explanation of "
+               "its content and the details of its title.")
+    scores = {name: task.score(index, {"tldr": tldr, "detail": looping}) for name, tldr in
+              [("author", task.items[index].reference), ("generic", generic)]}
+    pmi = {name: score.metrics["credit_pmi"]["tldr"] for name, score in scores.items()}
+    assert pmi["author"] > 0.45 and pmi["generic"] < 0.25, pmi
+    assert scores["author"].level_scores()["structure"] > scores["generic"].level_scores()["structure"] + 0.05
