@@ -1,4 +1,4 @@
-"""``-v3`` with the real small model: genuine pairs keep a high reward and every hostile family stays below it.
+"""``-v4`` with the real small model: genuine pairs keep a high reward and every hostile family stays below it.
 
 Slow (the model reads about 40 pairs per env); skipped when torch or the default model is not on this
 machine (``llm-coop pull-model`` fetches it; the tests never download it).
@@ -14,7 +14,7 @@ SOURCES = 3
 MAX_SHARE = 0.6
 """Every family keeps less than this share of the genuine pair's reward on the same source."""
 KNOWN_OPEN = {"corrupted facts"}
-"""Families -v3 does not yet hold below MAX_SHARE on these sources (benchmarks/results/writing_v3/hostile.md):
+"""Families -v4 does not yet hold below MAX_SHARE on these sources (benchmarks/results/writing_v4/hostile.md):
 they must still score below the genuine pair."""
 
 
