@@ -118,12 +118,8 @@ def test_off_source_share_counts_the_tokens_of_sentences_that_gain_nothing():
 # --- the model -----------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def tiny_lm():
-    pytest.importorskip("torch")
-    from tests.trainers.conftest import build_model, build_tokenizer
-
-    tokenizer = build_tokenizer()
-    return LanguageModel((build_model(tokenizer), tokenizer))
+def tiny_lm(tiny_language_model):
+    return tiny_language_model
 
 
 def test_token_scores_match_a_direct_computation(tiny_lm):
