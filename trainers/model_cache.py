@@ -91,6 +91,7 @@ def resolve_model(name_or_path: str, *, pull: bool = True) -> str:
             if not pull:
                 raise FileNotFoundError(f"The default model is not in {path}: run `llm-coop pull-model` first.")
             pull_model()
+        make_portable(path)  # a folder pulled before the portable save existed
         return str(path)
     try:
         return check_model_available(name_or_path)
@@ -305,3 +306,51 @@ def _convert_gguf(gguf_path: Path, out_dir: Path) -> None:
         model.hf_quantizer.remove_quantization_config(model)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
+    make_portable(out_dir)
+
+
+PORTABLE_TOKENIZER_CLASS = "PreTrainedTokenizerFast"
+"""The tokenizer class the pulled folder names: transformers 4.x's fast tokenizer and an alias of 5.x's
+``TokenizersBackend`` (the name 5.x saves, which 4.x cannot load)."""
+
+
+def make_portable(folder: Path) -> None:
+    """Let every transformers version pyproject.toml allows read ``folder`` as the one that saved it.
+
+    Two things transformers 5 writes that 4.x misreads: the tokenizer class (4.x refuses to load it) and
+    the rotary base inside ``rope_parameters`` (4.x silently runs the model with its default 10,000
+    instead of SmolLM2's 100,000: another model). The files are rewritten in place, atomically, only
+    when needed; 5.x reads both rewritten files as before."""
+    _rewrite_json(Path(folder) / "tokenizer_config.json", _portable_tokenizer_config)
+    _rewrite_json(Path(folder) / "config.json", _portable_model_config)
+
+
+def _portable_tokenizer_config(config: dict) -> bool:
+    if config.get("tokenizer_class") in (None, PORTABLE_TOKENIZER_CLASS):
+        return False
+    config["tokenizer_class"] = PORTABLE_TOKENIZER_CLASS
+    return True
+
+
+def _portable_model_config(config: dict) -> bool:
+    rope = config.get("rope_parameters")
+    if not isinstance(rope, dict) or "rope_theta" not in rope or "rope_theta" in config:
+        return False
+    config["rope_theta"] = rope["rope_theta"]
+    return True
+
+
+def _rewrite_json(path: Path, change) -> None:
+    """Apply ``change`` (which says whether it changed anything) to the JSON file at ``path``."""
+    try:
+        content = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # no readable file: transformers says what is wrong when it loads the folder
+    if not isinstance(content, dict) or not change(content):
+        return
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    try:
+        partial.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)  # a read-only cache loads as it is, under the version that saved it

@@ -203,7 +203,7 @@ class LanguageModel:
         if not ids:
             return None
         with torch.inference_mode():
-            output = self._model.get_decoder()(input_ids=torch.tensor([ids], device=self.device), use_cache=True)
+            output = self._model.base_model(input_ids=torch.tensor([ids], device=self.device), use_cache=True)
         self.forward_tokens += len(ids)
         state = ids, cache_of(output), output.last_hidden_state[0, -1:]
         self._contexts[context] = state
@@ -233,8 +233,9 @@ class LanguageModel:
             inputs.update(passing(cache), use_cache=True, attention_mask=torch.cat([seen, mask], 1).to(self.device))
         with torch.inference_mode():
             # The decoder's hidden states, then the output layer only where a text token is predicted:
-            # full logits of a padded batch (rows x length x vocabulary) would take gigabytes.
-            hidden = self._model.get_decoder()(**inputs).last_hidden_state
+            # full logits of a padded batch (rows x length x vocabulary) would take gigabytes. (`base_model`, not
+            # `get_decoder()`: transformers 4.56's get_decoder returns None for Llama.)
+            hidden = self._model.base_model(**inputs).last_hidden_state
             head = self._model.get_output_embeddings()
             results = []
             for row, (prefix, text, ends) in enumerate(encoded):
