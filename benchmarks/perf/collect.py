@@ -30,6 +30,7 @@ BENCHMARKS = {
     "problems_per_step": "joint samples per minute and tokens per second at 1, 2, 4 and 8 problems per step",
     "busy_machine": "a training step alone, beside a CPU-bound process and beside a second training job",
     "eval_speed": "the held-out evaluation's time, batched and one problem at a time",
+    "update_profile": "the update's matrix products against the machine's own matrix speed",
 }
 
 
