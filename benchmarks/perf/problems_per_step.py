@@ -51,7 +51,7 @@ class _Prompts:
         return Evaluation(RewardResult.from_components({a: share_of_e(r) for a, r in replies.items()}))
 
 
-def make_trainer(tokens: int, run_dir: str):
+def make_trainer(tokens: int, run_dir: str, temperature: float = 1.0, top_p: float = 1.0):
     from llm_coop_envs.core import CoopEnv
     from trainers.config import TrainConfig
     from trainers.generation.transformers_backend import TransformersBackend
@@ -59,7 +59,7 @@ def make_trainer(tokens: int, run_dir: str):
 
     cfg = TrainConfig(
         env="bench-v0", model="default", group_size=4, steps=1000, lora_r=8, lora_alpha=16,
-        sampling={"temperature": 1.0, "max_new_tokens": tokens}, run_dir=run_dir,
+        sampling={"temperature": temperature, "top_p": top_p, "max_new_tokens": tokens}, run_dir=run_dir,
         run_name="problems-per-step", overwrite=True, tensorboard=False, progress_bar=False, log_samples=0,
         micro_batch_size=8, eval_problems=0, learning_rate=1e-5,
     )

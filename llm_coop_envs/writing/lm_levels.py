@@ -105,11 +105,9 @@ def _order_suspect(metrics: dict) -> bool:
 def requests_if_scored(pair: PairTexts, config: LevelConfig) -> list[Request]:
     """:func:`requests` for a pair that passes the structure level; for a gated pair only what its gate
     credit needs (``-v4``: each text that passes its own gates, alone and after the source), else nothing."""
-    skeletal = dataclasses.replace(pair, texts=tuple(facts.skeleton(t) for t in pair.texts))
-    tokens = (tm.words(skeletal.texts[0]), tm.words(skeletal.texts[1]))
+    skeletal, tokens = _skeletal(pair)
     metrics: dict = {}
-    if (_structure_gates(skeletal, tokens, config, metrics) or _form_gates(pair, config.lm, metrics)
-            or _order_gate(_clauses_as_sentences(skeletal), config, metrics)):
+    if _pair_gate(pair, skeletal, tokens, config, metrics) is not None:
         return _credit_requests(pair, config, text_gates(pair, config)) if config.lm.failed_gate_credit > 0 else []
     if not _length_ratio(pair, tokens, config, metrics).passed:
         return []
@@ -125,6 +123,18 @@ def _credit_requests(pair: PairTexts, config: LevelConfig, gates: dict[str, dict
     passing = passing_roles(gates)
     texts = [text.strip() for role, text in zip(pair.roles, pair.texts) if role in passing]
     return [row for text in texts for row in (("", parts["closing"], text), (parts["context"], parts["closing"], text))]
+
+
+def _skeletal(pair: PairTexts) -> tuple[PairTexts, tuple[list[str], list[str]]]:
+    """The pair with look-alike letters mapped to one skeleton, and the words of its two texts."""
+    skeletal = dataclasses.replace(pair, texts=tuple(facts.skeleton(t) for t in pair.texts))
+    return skeletal, (tm.words(skeletal.texts[0]), tm.words(skeletal.texts[1]))
+
+
+def _pair_gate(pair: PairTexts, skeletal: PairTexts, tokens, config: LevelConfig, metrics: dict) -> LevelOutcome | None:
+    """The first failed kind of structure gate (word-level, then form, then order), or None: every gate passed."""
+    return (_structure_gates(skeletal, tokens, config, metrics) or _form_gates(pair, config.lm, metrics)
+            or _order_gate(_clauses_as_sentences(skeletal), config, metrics))
 
 
 def _clauses_as_sentences(pair: PairTexts) -> PairTexts:
@@ -146,11 +156,9 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
     (a missing model raises :class:`~llm_coop_envs.writing.lm.LanguageModelUnavailable`)."""
     check = config.lm
     names = config.level_names()
-    skeletal = dataclasses.replace(pair, texts=tuple(facts.skeleton(t) for t in pair.texts))
-    tokens = (tm.words(skeletal.texts[0]), tm.words(skeletal.texts[1]))
+    skeletal, tokens = _skeletal(pair)
     metrics: dict[str, Any] = {"words": {role: len(t) for role, t in zip(pair.roles, tokens)}}
-    gate = (_structure_gates(skeletal, tokens, config, metrics) or _form_gates(pair, check, metrics)
-            or _order_gate(_clauses_as_sentences(skeletal), config, metrics))
+    gate = _pair_gate(pair, skeletal, tokens, config, metrics)
     if gate is not None:
         return PairScore((_gate_credit(gate, pair, config, lm, metrics),), None, metrics, names, gated=True)
     rouge = None

@@ -32,13 +32,36 @@ def sampling_log_probs(
     return torch.log_softmax(scores, dim=-1)
 
 
+NUCLEUS_CANDIDATES = 256
+"""How many of the most likely tokens :func:`outside_nucleus` looks at first. A full sort of the
+vocabulary (49,152 tokens for SmolLM2) per position made top-p cost 2.8 s per loss micro-batch of
+8 x 128 positions and 70 ms per decode step of 32 rows on two cores, about 18x and 35x the rest of the
+softmax; at top-p 0.6 the nucleus is rarely more than a few dozen tokens."""
+
+
 def outside_nucleus(scores: torch.Tensor, top_p: float, keep: torch.Tensor | None = None) -> torch.Tensor:
     """True for the least likely tokens whose total mass stays within 1 − top_p (the most likely one,
-    and ``keep``, are never dropped)."""
-    sorted_scores, order = torch.sort(scores, dim=-1, descending=False)
-    drop_sorted = sorted_scores.softmax(-1).cumsum(-1) <= (1 - top_p)
-    drop_sorted[..., -1] = False
-    drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+    and ``keep``, are never dropped).
+
+    A token is dropped when the tokens more likely than it already hold ``top_p`` of the mass. Rows
+    whose :data:`NUCLEUS_CANDIDATES` most likely tokens hold ``top_p`` are decided from those alone
+    (every other token is then dropped); the others by a sort of the whole vocabulary."""
+    count = min(NUCLEUS_CANDIDATES, scores.shape[-1])
+    top_scores, top_index = scores.topk(count, dim=-1)
+    top_probs = (top_scores - scores.logsumexp(-1, keepdim=True)).exp()
+    more_likely = torch.nn.functional.pad(top_probs.cumsum(-1)[..., :-1], (1, 0))  # mass above each candidate
+    drop = torch.ones_like(scores, dtype=torch.bool).scatter(-1, top_index, more_likely >= top_p)
+    uncovered = ~(top_probs.sum(-1) >= top_p)  # also true for a row of NaN or -inf scores
+    if uncovered.any():
+        drop[uncovered] = _outside_nucleus_sorted(scores[uncovered], top_p)
     if keep is not None:
         drop = drop.scatter(-1, keep.unsqueeze(-1), False)
     return drop
+
+
+def _outside_nucleus_sorted(scores: torch.Tensor, top_p: float) -> torch.Tensor:
+    """:func:`outside_nucleus` by a sort of the whole last axis (without ``keep``)."""
+    sorted_scores, order = torch.sort(scores, dim=-1, descending=False)
+    drop_sorted = sorted_scores.softmax(-1).cumsum(-1) <= (1 - top_p)
+    drop_sorted[..., -1] = False
+    return torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
