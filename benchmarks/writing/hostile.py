@@ -26,6 +26,9 @@ Families (the first ten follow the hostile suite of the ``-v3`` issue; the rest 
   pair written for no source;
 - ``looping text``: the genuine first sentence, then the same sentence again and again with one
   word changed (what a small model's loops look like);
+- ``source opening, then a loop``: the second text opens with the source's first 50 words, then says
+  one of its genuine sentences five times with a number changed (what MAGRPO found on the first build
+  of ``tldr-v4``, paid 6.3 of 7 there);
 - ``one flipped fact``, ``one swapped pronoun``: a single subtle change to the genuine pair (one
   negation flipped or one number changed; one he/she swapped), held only below the genuine pair.
 """
@@ -278,6 +281,15 @@ def looping(case: Case) -> Pair:
     return case.genuine[0], " ".join(loops)
 
 
+def opening_then_loop(case: Case) -> Pair:
+    """What MAGRPO found on the first build of ``tldr-v4`` (6.3 of 7): the second text opens with the
+    source's first words, then says one sentence of the genuine second text again and again, a number
+    changed each time, so its distinct words and sentence frames stay in bounds."""
+    opening = " ".join(case.source.split()[:50])
+    said = sentences(case.genuine[1])[-1].rstrip(".!?")
+    return case.genuine[0], opening + " " + " ".join(f"{said}, part {k}." for k in range(1, 6))
+
+
 FAMILIES: dict[str, Callable[[Case], Pair]] = {
     "corrupted facts": lambda c: (corrupt(c.genuine[0], c.source), corrupt(c.genuine[1], c.source)),
     "source fragments": fragments,
@@ -292,6 +304,7 @@ FAMILIES: dict[str, Callable[[Case], Pair]] = {
     "another source's pair": lambda c: c.other,
     "generic pair": lambda c: GENERIC[c.env],
     "looping text": looping,
+    "source opening, then a loop": opening_then_loop,
     "one flipped fact": one_flipped_fact,
     "one swapped pronoun": one_swapped_pronoun,
 }

@@ -221,7 +221,7 @@ _SCALING = ("fluency", "grounding", "consistency")
 
 
 def _form_gates(pair: PairTexts, check: LMCheck, metrics: dict) -> LevelOutcome | None:
-    """The structure gates ``-v3`` adds: mixed alphabets, templated sentences, unfinished text."""
+    """The structure gates ``-v3`` adds: mixed alphabets, templated sentences, unfinished text (and ``-v4`` looping text)."""
     problems = []
     for role, text, must_finish in zip(pair.roles, pair.texts, check.finished):
         mixed = facts.mixed_script_words(text)
@@ -234,6 +234,12 @@ def _form_gates(pair: PairTexts, check: LMCheck, metrics: dict) -> LevelOutcome 
                             f"{check.max_templated:.0%})")
         if (must_finish and facts.unfinished(text)) or facts.trails_off(text):
             problems.append(f"the {role} text stops mid-sentence")
+        if check.max_repeated < 1.0:
+            repeated = tm.repeated_phrase_share(tm.words(facts.skeleton(text)), check.repeat_words)
+            metrics.setdefault("repeated_share", {})[role] = round(repeated, 4)
+            if repeated > check.max_repeated:
+                problems.append(f"the {role} text repeats itself ({repeated:.0%} of its words are in {check.repeat_words}-word "
+                                f"phrases it says more than once; at most {check.max_repeated:.0%})")
         in_order, content_words = facts.content_in_order(facts.skeleton(text), pair.source)
         metrics.setdefault("content_in_order", {})[role] = round(in_order, 4)
         if content_words >= check.min_content_words and in_order > check.max_content_in_order:

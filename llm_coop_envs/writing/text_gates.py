@@ -12,11 +12,13 @@ pair that passes every gate still earns more than any pair that fails one.
 The gates here are the same checks as the pair's (:mod:`.reward`, :mod:`.lm_levels`), run on the
 text's skeleton (look-alike letters mapped) where the pair's are:
 
-- ``length``: words within the role's bounds; ``distinct``: not looping; ``prose``: enough function
-  words; ``copy`` and ``copy_in_order``: not copied from the source, whole or with words left out;
+- ``length``: words within the role's bounds; ``distinct``: not looping on a few words; ``prose``:
+  enough function words; ``copy`` and ``copy_in_order``: not copied from the source, whole or with
+  words left out;
 - ``alphabet``: no word mixes alphabets; ``template``: not one repeated sentence frame; ``finished``:
-  ends where a sentence can end; ``own_words``: does not string the source's content words together in
-  its order; ``opening``: does not open with a connective that needs a sentence before it;
+  ends where a sentence can end; ``repeats``: does not say a long phrase again and again (``-v4``);
+  ``own_words``: does not string the source's content words together in its order; ``opening``: does
+  not open with a connective that needs a sentence before it;
 - ``source_order`` (second text only): does not tell the source's points in scrambled order.
 """
 
@@ -31,7 +33,7 @@ from llm_coop_envs.writing.order import SourceSentences, concordance, dangling_o
 from llm_coop_envs.writing.reward import PairTexts
 from llm_coop_envs.writing.thresholds import LevelConfig
 
-GATES = ("length", "distinct", "prose", "copy", "copy_in_order", "alphabet", "template", "finished",
+GATES = ("length", "distinct", "prose", "copy", "copy_in_order", "alphabet", "template", "finished", "repeats",
          "own_words", "opening", "source_order")
 """Every text's gates, in the order the pair's message names them."""
 
@@ -60,6 +62,7 @@ def _own_gates(pair: PairTexts, k: int, config: LevelConfig) -> dict[str, bool]:
         "alphabet": not facts.mixed_script_words(text),
         "template": facts.templated_share(text) <= check.max_templated,
         "finished": not ((check.finished[k] and facts.unfinished(text)) or facts.trails_off(text)),
+        "repeats": check.max_repeated >= 1.0 or tm.repeated_phrase_share(words, check.repeat_words) <= check.max_repeated,
         "own_words": content_words < check.min_content_words or in_order <= check.max_content_in_order,
         "opening": config.order is None or dangling_opener(clauses) is None,
         "source_order": k == 0 or config.order is None or _in_source_order(clauses, pair, config),

@@ -8,6 +8,8 @@ and ``sent_tokenize`` need the punkt model, which is not installed offline).
 
 from __future__ import annotations
 
+import collections
+
 import functools
 from collections.abc import Sequence
 
@@ -47,6 +49,19 @@ def jaccard(a: set[str], b: set[str]) -> float:
 def distinct_ratio(tokens: Sequence[str]) -> float:
     """Share of distinct tokens: near 1/n for one word repeated, 0.5–0.9 for ordinary prose."""
     return len(set(tokens)) / len(tokens) if tokens else 0.0
+
+
+def repeated_phrase_share(tokens: Sequence[str], n: int) -> float:
+    """Share of the tokens inside an ``n``-token phrase the text says more than once: 0 for prose that
+    never repeats itself, most of a text that loops on a sentence (even with a word changed per turn,
+    which a distinct-word ratio barely sees)."""
+    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+    counts = collections.Counter(grams)
+    covered = set()
+    for start, gram in enumerate(grams):
+        if counts[gram] > 1:
+            covered.update(range(start, start + n))
+    return len(covered) / len(tokens) if tokens else 0.0
 
 
 def ngrams(tokens: Sequence[str], n: int) -> set[tuple[str, ...]]:

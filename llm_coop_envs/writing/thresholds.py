@@ -131,6 +131,12 @@ class LMCheck:
     methods part reports the abstract throughout, the background brings context throughout). None: not checked."""
     max_templated: float = 0.5
     """Structure fails when more than this share of a text's sentences repeat one frame."""
+    max_repeated: float = 1.0
+    """Structure fails when more than this share of a text's words lie in a phrase of :attr:`repeat_words`
+    words that the text says more than once: it loops (``-v4``: 0.3; genuine texts stay below 0.09 for the
+    posts, 0.24 for the abstracts). 1.0: not checked (``-v3``)."""
+    repeat_words: int = 8
+    """The phrase length :attr:`max_repeated` counts."""
     finished: tuple[bool, bool] = (False, True)
     """Which texts must end in a finished sentence (an author's TL;DR often has no final stop)."""
     check_names: tuple[bool, bool] = (True, True)
@@ -163,6 +169,10 @@ class LMCheck:
             raise TypeError("LMCheck.role_gap must be a Band or None.")
         if not 0.0 <= self.max_off_source <= 1.0 or not 0.0 < self.max_templated <= 1.0:
             raise ValueError("LMCheck.max_off_source must be within [0, 1] and max_templated within (0, 1].")
+        if not 0.0 < self.max_repeated <= 1.0:
+            raise ValueError(f"LMCheck.max_repeated must be within (0, 1], got {self.max_repeated!r}.")
+        if isinstance(self.repeat_words, bool) or not isinstance(self.repeat_words, int) or self.repeat_words < 2:
+            raise ValueError(f"LMCheck.repeat_words must be an int of at least 2, got {self.repeat_words!r}.")
         if not 0.0 <= self.max_content_in_order <= 1.0:
             raise ValueError(f"LMCheck.max_content_in_order must be within [0, 1], got {self.max_content_in_order!r}.")
         if isinstance(self.min_content_words, bool) or not isinstance(self.min_content_words, int) or self.min_content_words < 1:
@@ -359,15 +369,17 @@ ARXIV_V3_LEVELS = dataclasses.replace(
 # -v4: -v3, and a failed structure gate no longer pays nothing: each text earns a small credit for the gates
 # it passes, the second half of it only as far as the source explains the text (at most 0.4 of the structure
 # level's 1.0; llm_coop_envs.writing.text_gates), so a policy whose samples all fail some gate still sees which
-# samples fail fewer. Every pair that passes the gates scores as on -v3.
+# samples fail fewer. Every pair that passes the gates scores as on -v3. One gate more: a text that loops on
+# a phrase (LMCheck.max_repeated), which a MAGRPO run on the first build of -v4 found paid 6.3 of 7 for a
+# detail that copied the post's opening and then said one sentence five times.
 # The authors' TL;DRs of 40 test posts gain 0.45-2.81 nats per token from their post (the hand-written
 # genuine ones 0.20 at the lowest); the comments on "the post" that the first -v4 run taught the TL;DR gain
 # -0.03-0.24 (docs/envs/tldr.md, "The -v4 gate credit").
 _CREDIT_PMI = Band(0.1, 0.45, 100.0, 100.0)
-TLDR_V4_LEVELS = dataclasses.replace(TLDR_V3_LEVELS, lm=dataclasses.replace(TLDR_V3_LEVELS.lm, failed_gate_credit=0.4,
-                                                                             credit_pmi=_CREDIT_PMI))
-"""``tldr-v4``: ``tldr-v3`` with credit for the gates passed when a gate fails."""
+TLDR_V4_LEVELS = dataclasses.replace(TLDR_V3_LEVELS, lm=dataclasses.replace(
+    TLDR_V3_LEVELS.lm, failed_gate_credit=0.4, credit_pmi=_CREDIT_PMI, max_repeated=0.3))
+"""``tldr-v4``: ``tldr-v3`` with credit for the gates passed when a gate fails, and a gate on looping text."""
 
-ARXIV_V4_LEVELS = dataclasses.replace(ARXIV_V3_LEVELS, lm=dataclasses.replace(ARXIV_V3_LEVELS.lm, failed_gate_credit=0.4,
-                                                                               credit_pmi=_CREDIT_PMI))
-"""``arxiv_intro-v4``: ``arxiv_intro-v3`` with credit for the gates passed when a gate fails."""
+ARXIV_V4_LEVELS = dataclasses.replace(ARXIV_V3_LEVELS, lm=dataclasses.replace(
+    ARXIV_V3_LEVELS.lm, failed_gate_credit=0.4, credit_pmi=_CREDIT_PMI, max_repeated=0.3))
+"""``arxiv_intro-v4``: ``arxiv_intro-v3`` with credit for the gates passed when a gate fails, and a gate on looping text."""

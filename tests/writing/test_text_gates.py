@@ -49,6 +49,38 @@ def test_each_gate_is_found_on_its_own_text(envs, detail, gate):
     assert not gates["detail"][gate]
 
 
+def _opening_then_a_loop(task) -> str:
+    """What a MAGRPO run on the first build of ``-v4`` found paid 6.3 of 7: the post's opening, then one
+    sentence said again and again with a number changed (distinct words and sentence frames stay in bounds)."""
+    post = task.items[index_of(task, POST_ID)].source
+    loop = " ".join(f"I have read chapter {k} of the post and I still do not know what to do about my own plans."
+                    for k in range(1, 6))
+    return " ".join(post.split()[:60]) + " " + loop
+
+
+def test_a_detail_that_loops_on_a_sentence_fails_the_repeats_gate_on_v4_only(envs):
+    task4, task3 = envs["v4"].task, envs["v3"].task
+    replies = {**_genuine(task4), "detail": _opening_then_a_loop(task4)}
+    gates4 = text_gates(task4.pair(index_of(task4, POST_ID), replies), task4.config)
+    assert not gates4["detail"]["repeats"] and gates4["tldr"]["repeats"]
+    assert gates4["detail"]["distinct"] and gates4["detail"]["template"], "the older loop checks let it through"
+    score4, _ = _structure(envs["v4"], replies)
+    assert not score4.gates_passed and "repeats itself" in score4.levels[0].message
+    assert score4.metrics["repeated_share"]["detail"] > 0.3 >= score4.metrics["repeated_share"]["tldr"]
+    assert text_gates(task3.pair(index_of(task3, POST_ID), replies), task3.config)["detail"]["repeats"], "-v3 does not check"
+
+
+def test_the_repeated_phrase_share():
+    from llm_coop_envs.writing.text_metrics import repeated_phrase_share, words
+
+    assert repeated_phrase_share([], 8) == 0.0 == repeated_phrase_share(words("one two three"), 8)
+    prose = words("Each of these words appears once, so no phrase of eight words can come back in this sentence.")
+    assert repeated_phrase_share(prose, 8) == 0.0
+    sentence = "we should all go to the lake together on sunday"
+    assert repeated_phrase_share(words(f"{sentence} and then {sentence}"), 8) == pytest.approx(20 / 22)
+    assert repeated_phrase_share(words("a b c d e f g h x a b c d e f g h"), 8) == pytest.approx(16 / 17)
+
+
 def test_v4_pays_a_credit_below_any_passing_pair_where_v3_pays_nothing(envs):
     task = envs["v4"].task
     looping = {**_genuine(task), "detail": "the same words " * 40}
