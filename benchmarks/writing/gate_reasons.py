@@ -66,6 +66,17 @@ def gate_failures(records: Iterable[Mapping[str, Any]], env_id: str,
     return failed, credits
 
 
+def rescored(records: Sequence[Mapping[str, Any]], env_id: str, **env_kwargs: Any) -> tuple[float, float]:
+    """(mean reward as recorded, mean reward of the same last joint replies under ``env_id`` as it is now):
+    what a reward fixed after a run would have paid its replies."""
+    import llm_coop_envs
+
+    task = llm_coop_envs.make(env_id, split="all", **env_kwargs).task
+    index = {item.id: position for position, item in enumerate(task.items)}
+    now = [task.evaluate(index[record["task_id"]], record["replies"][-1]).reward.total for record in records]
+    return statistics.mean(record["reward"] for record in records), statistics.mean(now)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("records", type=Path, help="a bench records file (one JSON object per line)")
@@ -80,6 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| role | " + " | ".join(failed) + " |\n|---|" + "---:|" * len(failed))
     for name in sorted({n for counts in failed.values() for n in counts}):
         print(f"| {name} | " + " | ".join(str(counts[name]) for counts in failed.values()) + " |")
+    recorded, now = rescored(records, args.env)
+    print(f"\nMean reward of these {len(records)} pairs: {recorded:.4f} as recorded, {now:.4f} under `{args.env}` as it is now.")
     if credits:
         print(f"\nStructure credit of these pairs on `{args.env}`: mean {statistics.mean(credits):.3f}, "
               f"standard deviation {statistics.pstdev(credits):.3f}, range {min(credits):.3f}-{max(credits):.3f}.")

@@ -27,3 +27,15 @@ def test_each_text_s_failed_gates_are_counted_with_the_v4_credit(data_dir, tiny_
     failed, credits = gate_reasons.gate_failures(records, "tldr-v4", language_model=tiny_language_model)
     assert failed["detail"]["distinct"] == 3 and failed["tldr"]["(passes every gate)"] == 3
     assert len(credits) == 3 and all(0.15 < c < 0.3 for c in credits)
+
+
+def test_recorded_rewards_are_set_beside_what_the_reward_pays_now(data_dir, tiny_language_model):
+    import llm_coop_envs
+
+    env = llm_coop_envs.make("tldr-v4", split="test", language_model=tiny_language_model)
+    item = env.task.items[0]
+    looping = {"tldr": "A short and plain summary of what happened to the author.", "detail": "the same words " * 40}
+    paid = env.task.evaluate(0, looping).reward.total
+    records = [{"task_id": item.id, "reward": 5.0, "replies": [looping]}, {"task_id": item.id, "reward": 3.0, "replies": [looping]}]
+    recorded, now = gate_reasons.rescored(records, "tldr-v4", language_model=tiny_language_model)
+    assert recorded == 4.0 and now == paid and 0.0 < now < 0.5
