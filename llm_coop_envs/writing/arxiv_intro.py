@@ -31,8 +31,8 @@ components, which `infos[agent]["reward_components"]` lists as `structure`, `flu
 
 1. **structure**: the gates, the sentence order included (both texts must end in a finished
    sentence), then the length ratio words(`method`) / words(`background`) (similar length). A pair
-   that fails a gate still earns a small credit for the gates its texts pass (from v4, as in
-   [`tldr-v4`](tldr.md));
+   that fails a gate still earns a small credit for the gates its texts pass, and a text that loops
+   on a phrase fails (both from v4, as in [`tldr-v4`](tldr.md));
 2. **fluency**: each text's mean log-probability per token under the model, in a band (and a `method`
    text running against the abstract's order that reads better reversed fails);
 3. **grounding**: the pointwise mutual information of each text with the abstract (title included),

@@ -34,7 +34,9 @@ negations (`llm_coop_envs.writing.lm_levels`):
 1. **structure**: gates on each text, all before the model reads anything (length in words, distinct
    words, function words, no copying from the post, read after mapping look-alike letters of other
    alphabets to Latin; no word mixing alphabets; no text built from one repeated sentence frame; no
-   text stringing the post's own words together in the post's order; no text stopping on an article,
+   text stringing the post's own words together in the post's order; from v4 no text that loops on a
+   phrase, more than 30 % of its words in 8-word phrases it says more than once (`LMCheck.max_repeated`);
+   no text stopping on an article,
    a preposition or a conjunction, and the `detail` text ends in a finished sentence; the **sentence
    order**, clauses after `;` and `:` counted as sentences: no text opens with a connective that needs
    a sentence before it, and the `detail` text does not run against the post's order), then the
