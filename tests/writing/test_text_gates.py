@@ -134,3 +134,23 @@ def test_v4_reads_a_generic_text_as_about_nothing(data_dir):
     pmi = {name: score.metrics["credit_pmi"]["tldr"] for name, score in scores.items()}
     assert pmi["author"] > 0.45 and pmi["generic"] < 0.25, pmi
     assert scores["author"].level_scores()["structure"] > scores["generic"].level_scores()["structure"] + 0.05
+
+
+@pytest.mark.parametrize("env_id,name", [("tldr-v4", "tldr"), ("arxiv_intro-v4", "arxiv")])
+def test_a_pair_fails_its_structure_gates_exactly_when_a_text_fails_one_of_its_own(data_dir, tiny_language_model,
+                                                                                     env_id, name):
+    """The pair's gates (which stop at the first kind, for the message) and each text's gates (all of them,
+    for the credit) are two readings of one set of checks: they must agree on every hostile family."""
+    from benchmarks.writing import hostile
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        task = llm_coop_envs.make(env_id, split="all", language_model=tiny_language_model).task
+    for task_id, case in hostile.cases(name, task)[:2]:
+        families = {"genuine": case.genuine, **{family: build(case) for family, build in hostile.FAMILIES.items()
+                                                if hostile.ONLY.get(family, name) == name}}
+        for family, texts in families.items():
+            replies = dict(zip(task.agents, texts))
+            gates = text_gates(task.pair(index_of(task, task_id), replies), task.config)
+            some_text_fails = not all(all(passed.values()) for passed in gates.values())
+            assert task.score(index_of(task, task_id), replies).gated == some_text_fails, (task_id, family, gates)
