@@ -22,6 +22,7 @@ from llm_coop_envs.writing.grader import Grades, WritingGrader
 from llm_coop_envs.writing.lm import LanguageModel
 from llm_coop_envs.writing.lm_levels import requests_if_scored, score_pair_v3
 from llm_coop_envs.writing.reward import PairScore, PairTexts, gates_passed_by_role, score_pair
+from llm_coop_envs.writing.text_gates import text_gates
 
 REWARD_MODES = ("joint", "per_agent")
 
@@ -44,7 +45,8 @@ class WritingTask:
     ``reward_mode="per_agent"`` also gives each role its own reward from the same scoring, where the
     levels separate: ``rouge`` scores the first role's text only, so only the first role gets it; when
     the structure gates fail, a role whose own text passes them (word count, not degenerate, prose, not
-    copied) keeps the structure credit of passed gates (0.5 × the structure weight) instead of 0. Every
+    copied; from ``-v3`` on every gate of :mod:`~llm_coop_envs.writing.text_gates`) keeps the structure
+    credit of passed gates (0.5 × the structure weight) instead of the pair's. Every
     other level scores the two texts together and is shared. Any reward but the plain ``"levels"`` (a
     function of the user's, a weighted list) is shared whole.
     """
@@ -194,9 +196,7 @@ class WritingTask:
             return dict.fromkeys(self.agents, reward)
         own_gates = dict.fromkeys(self.agents, True)
         if not score.gates_passed:
-            texts = (replies[self.agents[0]], replies[self.agents[1]])
-            pair = PairTexts(self.agents, texts, self.items[index].source, self.spec.source_name, self.profile(index))
-            own_gates = gates_passed_by_role(pair, self.config)
+            own_gates = self._own_gates_passed(self.pair(index, replies))
         rewards = {}
         for position, agent in enumerate(self.agents):
             components = dict(reward.components)
@@ -206,6 +206,13 @@ class WritingTask:
                 components["structure"] = 0.5 * self.config.weights.structure
             rewards[agent] = RewardResult.from_components(components)
         return rewards
+
+    def _own_gates_passed(self, pair: PairTexts) -> dict[str, bool]:
+        """Whether each role's text passes its own structure gates: all of them on the model-read versions
+        (``-v3`` on: a looping, cut-off or look-alike text fails its own), the word-level ones before."""
+        if self.config.lm is None:
+            return gates_passed_by_role(pair, self.config)
+        return {role: all(passed.values()) for role, passed in text_gates(pair, self.config).items()}
 
     def _feedback(self, score: PairScore, reward: RewardResult, grades: Grades | None = None) -> str:
         lines = [f"Level reward {reward.total:.2f} of {self.max_reward():.2f}."]

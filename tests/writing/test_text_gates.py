@@ -154,3 +154,18 @@ def test_a_pair_fails_its_structure_gates_exactly_when_a_text_fails_one_of_its_o
             gates = text_gates(task.pair(index_of(task, task_id), replies), task.config)
             some_text_fails = not all(all(passed.values()) for passed in gates.values())
             assert task.score(index_of(task, task_id), replies).gated == some_text_fails, (task_id, family, gates)
+
+
+def test_per_agent_rewards_give_the_passed_gates_credit_only_to_a_text_that_passes_all_its_gates(envs):
+    """A looping detail passes the word-level gates that ``-v2``'s per-agent split checks; on ``-v4`` it
+    fails its own gates and keeps only the pair's credit, while the TL;DR keeps the passed gates' 0.5."""
+    import copy
+
+    task = copy.copy(envs["v4"].task)
+    task.reward_mode = "per_agent"
+    replies = {**_genuine(task), "detail": _opening_then_a_loop(task)}
+    evaluation = task.evaluate(index_of(task, POST_ID), replies)
+    joint, own = evaluation.reward, evaluation.agent_rewards
+    assert 0.0 < joint.total < 0.4
+    assert own["tldr"].components["structure"] == pytest.approx(0.5 * task.config.weights.structure)
+    assert own["detail"].components["structure"] == pytest.approx(joint.components["structure"])
