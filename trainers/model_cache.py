@@ -326,7 +326,7 @@ def make_portable(folder: Path) -> None:
 
 
 def _portable_tokenizer_config(config: dict) -> bool:
-    if config.get("tokenizer_class") in (None, PORTABLE_TOKENIZER_CLASS):
+    if config.get("tokenizer_class") != "TokenizersBackend":
         return False
     config["tokenizer_class"] = PORTABLE_TOKENIZER_CLASS
     return True

@@ -234,13 +234,14 @@ def _form_gates(pair: PairTexts, check: LMCheck, metrics: dict) -> LevelOutcome 
                             f"{check.max_templated:.0%})")
         if (must_finish and facts.unfinished(text)) or facts.trails_off(text):
             problems.append(f"the {role} text stops mid-sentence")
+        body = facts.skeleton(text)
         if check.max_repeated < 1.0:
-            repeated = tm.repeated_phrase_share(tm.words(facts.skeleton(text)), check.repeat_words)
+            repeated = tm.repeated_phrase_share(tm.words(body), check.repeat_words)
             metrics.setdefault("repeated_share", {})[role] = round(repeated, 4)
             if repeated > check.max_repeated:
                 problems.append(f"the {role} text repeats itself ({repeated:.0%} of its words are in {check.repeat_words}-word "
                                 f"phrases it says more than once; at most {check.max_repeated:.0%})")
-        in_order, content_words = facts.content_in_order(facts.skeleton(text), pair.source)
+        in_order, content_words = facts.content_in_order(body, pair.source)
         metrics.setdefault("content_in_order", {})[role] = round(in_order, 4)
         if content_words >= check.min_content_words and in_order > check.max_content_in_order:
             problems.append(f"the {role} text strings the {pair.source_name}'s own words together in its order "

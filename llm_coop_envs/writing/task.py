@@ -196,7 +196,7 @@ class WritingTask:
             return dict.fromkeys(self.agents, reward)
         own_gates = dict.fromkeys(self.agents, True)
         if not score.gates_passed:
-            own_gates = self._own_gates_passed(self.pair(index, replies))
+            own_gates = self._own_gates_passed(self.pair(index, replies), score)
         rewards = {}
         for position, agent in enumerate(self.agents):
             components = dict(reward.components)
@@ -207,12 +207,16 @@ class WritingTask:
             rewards[agent] = RewardResult.from_components(components)
         return rewards
 
-    def _own_gates_passed(self, pair: PairTexts) -> dict[str, bool]:
+    def _own_gates_passed(self, pair: PairTexts, score: PairScore) -> dict[str, bool]:
         """Whether each role's text passes its own structure gates: all of them on the model-read versions
-        (``-v3`` on: a looping, cut-off or look-alike text fails its own), the word-level ones before."""
+        (``-v3`` on: a looping, cut-off or look-alike text fails its own), the word-level ones before.
+        ``-v4``'s gate credit has already named each text's failed gates in the score's metrics."""
         if self.config.lm is None:
             return gates_passed_by_role(pair, self.config)
-        return {role: all(passed.values()) for role, passed in text_gates(pair, self.config).items()}
+        failed = score.metrics.get("gates_failed")
+        if failed is None:
+            failed = {role: [n for n, ok in passed.items() if not ok] for role, passed in text_gates(pair, self.config).items()}
+        return {role: not names for role, names in failed.items()}
 
     def _feedback(self, score: PairScore, reward: RewardResult, grades: Grades | None = None) -> str:
         lines = [f"Level reward {reward.total:.2f} of {self.max_reward():.2f}."]

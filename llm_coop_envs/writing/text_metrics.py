@@ -9,7 +9,6 @@ and ``sent_tokenize`` need the punkt model, which is not installed offline).
 from __future__ import annotations
 
 import collections
-
 import functools
 from collections.abc import Sequence
 

@@ -34,9 +34,10 @@ def sampling_log_probs(
 
 NUCLEUS_CANDIDATES = 256
 """How many of the most likely tokens :func:`outside_nucleus` looks at first. A full sort of the
-vocabulary (49,152 tokens for SmolLM2) per position made top-p cost 2.8 s per loss micro-batch of
-8 x 128 positions and 70 ms per decode step of 32 rows on two cores, about 18x and 35x the rest of the
-softmax; at top-p 0.6 the nucleus is rarely more than a few dozen tokens."""
+vocabulary (49,152 tokens for SmolLM2) per position cost 2.3 s per loss micro-batch of 8 x 128
+positions and 62 ms per decode step of 32 rows on two cores, against 0.22 s and 5 ms from the
+candidates (``benchmarks/results/top_p_cost.md``); at top-p 0.6 the nucleus is rarely more than a few
+dozen tokens."""
 
 
 def outside_nucleus(scores: torch.Tensor, top_p: float, keep: torch.Tensor | None = None) -> torch.Tensor:
