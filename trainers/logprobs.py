@@ -14,7 +14,7 @@ import torch
 
 from trainers.config import SamplingConfig
 from llm_coop_envs.cache_api import cache_of, passing
-from trainers.generation.distribution import sampling_log_probs
+from trainers.generation.distribution import token_log_probs
 
 
 def completion_logprobs(
@@ -48,8 +48,9 @@ def _logprobs_full_rows(model, tokenizer, prompts, completions, device, sampling
 
 def _logits_full_rows(model, tokenizer, prompts, completions, device) -> tuple[torch.Tensor, torch.Tensor]:
     """Rows ``[left pad | prompt | completion | right pad]`` with every completion starting in the same
-    column, so the logits of the last T+1 positions (``logits_to_keep``) cover all of them and the
-    full vocabulary is never materialised for prompt positions."""
+    column, so the logits of the last T positions (``logits_to_keep``) cover all of them and the full
+    vocabulary is never materialised for prompt positions. The last column predicts no scored token
+    and is not fed."""
     pad = pad_token_id(tokenizer)
     prompt_width = max(len(p) for p in prompts)
     width = max(max(len(c) for c in completions), 1)
@@ -59,11 +60,11 @@ def _logits_full_rows(model, tokenizer, prompts, completions, device) -> tuple[t
         rows.append([pad] * left + list(prompt) + list(completion) + [pad] * right)
         masks.append([0] * left + [1] * (len(prompt) + len(completion)) + [0] * right)
     input_ids = torch.tensor(rows, device=device)
-    attention = torch.tensor(masks, device=device)
+    attention = torch.tensor(masks, device=device)[:, :-1]
     positions = (attention.cumsum(-1) - 1).clamp(min=0)
-    logits = model(
-        input_ids=input_ids, attention_mask=attention, position_ids=positions, logits_to_keep=width + 1
-    ).logits[:, :-1]  # position t predicts token t + 1
+    logits = model(  # position t predicts token t + 1
+        input_ids=input_ids[:, :-1], attention_mask=attention, position_ids=positions, logits_to_keep=width
+    ).logits
     return logits, input_ids[:, prompt_width:]
 
 
@@ -83,11 +84,11 @@ def _logits_shared_prompts(model, tokenizer, distinct, prompts, completions, dev
     width = max(max(len(c) for c in completions), 1)
     rows = torch.tensor([[p[-1], *c] + [pad] * (width - len(c)) for p, c in zip(prompts, completions)], device=device)
     own = torch.tensor([[1] * (len(c) + 1) + [0] * (width - len(c)) for c in completions], device=device)
-    attention = torch.cat([prefix_mask[index], own], dim=-1)
+    attention = torch.cat([prefix_mask[index], own[:, :-1]], dim=-1)
     start = torch.tensor([len(p) - 1 for p in prompts], device=device)[:, None]
-    positions = start + torch.arange(width + 1, device=device)
-    logits = model(input_ids=rows, attention_mask=attention, position_ids=positions, **passing(cache),
-                   use_cache=True).logits[:, :-1]  # position t predicts token t + 1
+    positions = start + torch.arange(width, device=device)
+    logits = model(input_ids=rows[:, :-1], attention_mask=attention, position_ids=positions, **passing(cache),
+                   use_cache=True).logits  # position t predicts token t + 1; the last token predicts nothing scored
     return logits, rows[:, 1:]
 
 
@@ -96,8 +97,7 @@ def _gather(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     width = targets.shape[1]
     temperature, top_p = (sampling.temperature, sampling.top_p) if sampling is not None else (1.0, 1.0)
-    log_probs = sampling_log_probs(logits, temperature, top_p, keep=targets)
-    logps = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    logps = token_log_probs(logits, targets, temperature, top_p)
     mask = [[1] * len(c) + [0] * (width - len(c)) for c in completions]
     return logps, torch.tensor(mask, device=device, dtype=logps.dtype)
 
