@@ -67,6 +67,20 @@ def test_training_logprobs_equal_a_plain_unbatched_forward(tmp_path, tokenizer, 
     _check_against_reference(trainer, "main", [a, a, b, a], completions, sampling, **settings)  # shared prompts
 
 
+def test_empty_completions_score_nothing_and_change_no_other_row(tmp_path, tokenizer):
+    """A reply with no tokens (and a batch of only such replies) gets an all-zero mask and leaves the
+    other rows' log-probs as the reference's, on both the full-row and the shared-prompt path."""
+    trainer = _trainer(tmp_path, tokenizer)
+    a, b = (list(trainer.policies.prompt_ids(agent, obs)) for agent, obs in OBSERVATIONS.items())
+    completions = [[5, 6, 7], [], [9, 10, 11, 12]]
+    _check_against_reference(trainer, "main", [a, b, b[:-3]], completions, None)  # full rows
+    _check_against_reference(trainer, "main", [a, a, b], completions, None)  # shared prompts
+    for prompts in ([a, b], [a, a]):
+        with torch.no_grad():
+            logps, mask = trainer.policies.token_logprobs("main", prompts, [[], []])
+        assert mask.shape[0] == 2 and not mask.any() and torch.isfinite(logps).all()
+
+
 @pytest.mark.parametrize("settings", [{"temperature": 0.7}, {"temperature": 1.5, "top_p": 0.7}])
 def test_sampler_logprobs_equal_training_logprobs(tmp_path, tokenizer, settings):
     trainer = _trainer(tmp_path, tokenizer)

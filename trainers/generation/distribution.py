@@ -59,6 +59,7 @@ class _ScoredTokens(torch.autograd.Function):
         return scores.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - log_total
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # the backward is written by hand, not itself differentiable
     def backward(ctx, grad):
         logits, targets, log_total, drop = ctx.saved_tensors
         probs = _scores(logits, ctx.temperature, drop, copy=True).sub_(log_total.unsqueeze(-1)).exp_()

@@ -24,5 +24,5 @@ print(mode, {"step": view["step"], "error": view["error"], "world": view["world"
              "device": str(next(iter(next(iter(after.values())).values())).device), "max_change": moved,
              "grad_norms": [{k: round(v, 4) for k, v in h.items() if k.endswith("grad_norm")} for h in view["history"]]})
 PY
-  cp /tmp/fsdp/$mode/rank-0.json $OUT/fsdp_$mode.json
+  cp /tmp/fsdp/$mode/rank-0.json $OUT/fsdp_${mode}_rank0.json
 done
