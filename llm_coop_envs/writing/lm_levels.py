@@ -235,8 +235,8 @@ def _form_gates(pair: PairTexts, check: LMCheck, metrics: dict) -> LevelOutcome 
         if (must_finish and facts.unfinished(text)) or facts.trails_off(text):
             problems.append(f"the {role} text stops mid-sentence")
         body = facts.skeleton(text)
-        if check.max_repeated < 1.0:
-            repeated = tm.repeated_phrase_share(tm.words(body), check.repeat_words)
+        repeated = check.repeated_share(tm.words(body))
+        if repeated is not None:
             metrics.setdefault("repeated_share", {})[role] = round(repeated, 4)
             if repeated > check.max_repeated:
                 problems.append(f"the {role} text repeats itself ({repeated:.0%} of its words are in {check.repeat_words}-word "

@@ -62,7 +62,7 @@ def _own_gates(pair: PairTexts, k: int, config: LevelConfig) -> dict[str, bool]:
         "alphabet": not facts.mixed_script_words(text),
         "template": facts.templated_share(text) <= check.max_templated,
         "finished": not ((check.finished[k] and facts.unfinished(text)) or facts.trails_off(text)),
-        "repeats": check.max_repeated >= 1.0 or tm.repeated_phrase_share(words, check.repeat_words) <= check.max_repeated,
+        "repeats": (check.repeated_share(words) or 0.0) <= check.max_repeated,
         "own_words": content_words < check.min_content_words or in_order <= check.max_content_in_order,
         "opening": config.order is None or dangling_opener(clauses) is None,
         "source_order": k == 0 or config.order is None or _in_source_order(clauses, pair, config),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llm_coop_envs.writing.bands import Band
@@ -179,6 +179,15 @@ class LMCheck:
             raise ValueError(f"LMCheck.min_content_words must be a positive int, got {self.min_content_words!r}.")
         if not 0.0 < self.fact_penalty <= 1.0:
             raise ValueError(f"LMCheck.fact_penalty must be within (0, 1], got {self.fact_penalty!r}.")
+
+    def repeated_share(self, words: Sequence[str]) -> float | None:
+        """The share of ``words`` in :attr:`repeat_words`-word phrases said more than once, or None when
+        this check is off (``max_repeated`` 1.0): what the looping gate compares with :attr:`max_repeated`."""
+        if self.max_repeated >= 1.0:
+            return None
+        from llm_coop_envs.writing.text_metrics import repeated_phrase_share
+
+        return repeated_phrase_share(words, self.repeat_words)
 
 
 def _word_bounds(name: str, bounds: Any) -> None:

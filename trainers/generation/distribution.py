@@ -40,8 +40,7 @@ def token_log_probs(logits: torch.Tensor, targets: torch.Tensor, temperature: fl
     200 MB): written out, gathered from, and in the backward a zero tensor of that size scattered into
     and passed back through the log-softmax. Here the forward keeps one log-sum-exp per position and the
     backward writes the gradient ``(onehot(target) - p) / temperature`` in one buffer."""
-    drop = outside_nucleus(_scores(logits.detach(), _scale(temperature), None), top_p, targets) if top_p < 1.0 else None
-    return _ScoredTokens.apply(logits, targets, _scale(temperature), drop)
+    return _ScoredTokens.apply(logits, targets, _scale(temperature), top_p)
 
 
 def _scale(temperature: float) -> float:
@@ -51,8 +50,11 @@ def _scale(temperature: float) -> float:
 
 class _ScoredTokens(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, logits, targets, temperature, drop):
-        scores = _scores(logits, temperature, drop)
+    def forward(ctx, logits, targets, temperature, top_p):
+        scores = _scores(logits, temperature)
+        drop = outside_nucleus(scores, top_p, targets) if top_p < 1.0 else None
+        if drop is not None:  # never in place on the caller's logits
+            scores = scores.masked_fill(drop, -float("inf")) if scores is logits else scores.masked_fill_(drop, -float("inf"))
         log_total = torch.logsumexp(scores, dim=-1)
         ctx.save_for_backward(logits, targets, log_total, drop)
         ctx.temperature = temperature
@@ -62,22 +64,22 @@ class _ScoredTokens(torch.autograd.Function):
     @torch.autograd.function.once_differentiable  # the backward is written by hand, not itself differentiable
     def backward(ctx, grad):
         logits, targets, log_total, drop = ctx.saved_tensors
-        probs = _scores(logits, ctx.temperature, drop, copy=True).sub_(log_total.unsqueeze(-1)).exp_()
+        probs = _scores(logits, ctx.temperature, copy=True)
+        if drop is not None:
+            probs.masked_fill_(drop, -float("inf"))
+        probs.sub_(log_total.unsqueeze(-1)).exp_()
         scale = (grad / ctx.temperature).unsqueeze(-1)
         grad_logits = probs.mul_(-scale).scatter_add_(-1, targets.unsqueeze(-1), scale)
         return grad_logits.to(logits.dtype), None, None, None
 
 
-def _scores(logits: torch.Tensor, temperature: float, drop: torch.Tensor | None, copy: bool = False) -> torch.Tensor:
-    """``logits / temperature`` in at least fp32, the tokens outside the nucleus at −inf: a new tensor
-    when ``copy`` (the backward writes into it), else possibly ``logits`` itself."""
+def _scores(logits: torch.Tensor, temperature: float, copy: bool = False) -> torch.Tensor:
+    """``logits / temperature`` in at least fp32: a new tensor when ``copy`` (the backward writes into
+    it), else possibly ``logits`` itself."""
     scores = logits.to(torch.promote_types(logits.dtype, torch.float32))
-    fresh = scores is not logits  # the cast of bf16 logits is already a new tensor
     if temperature != 1:
-        scores, fresh = scores / temperature, True
-    if drop is not None:
-        scores, fresh = (scores.masked_fill_ if fresh else scores.masked_fill)(drop, -float("inf")), True
-    return scores.clone() if copy and not fresh else scores
+        return scores / temperature
+    return scores.clone() if copy and scores is logits else scores
 
 
 NUCLEUS_CANDIDATES = 256
