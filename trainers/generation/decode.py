@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import torch
 
@@ -40,6 +41,15 @@ class DecodeSettings:
     """End-of-sequence is forbidden before this many tokens (benchmarks use it to fix the work)."""
 
 
+class FastStep(Protocol):
+    """A decode step that replaces the model's forward (:class:`trainers.generation.llama_step.LlamaDecodeStep`)."""
+
+    def __call__(self, tokens: torch.Tensor, attention_mask: torch.Tensor, positions: torch.Tensor,
+                 cache: RowCache) -> torch.Tensor: ...
+
+    def keep_rows(self, rows: torch.Tensor) -> None: ...
+
+
 AdapterScope = Callable[[Sequence[int]], contextlib.AbstractContextManager]
 """Given, for each row of the next forwards, the index of its prompt, a context that routes each row
 to its agent's adapter (a no-op for a model without adapters)."""
@@ -55,6 +65,7 @@ def decode(
     decode_text: Callable[[list[int]], str] | None = None,
     compact: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    fast_step: FastStep | None = None,
 ) -> tuple[list[list[int]], list[list[float]]]:
     """New tokens for each row (row ``i`` continues ``prompts[prompt_of_row[i]]``), without padding,
     and each token's log-probability under the sampling distribution.
@@ -62,7 +73,10 @@ def decode(
     With ``compact`` (the default), rows that have finished leave the batch (the KV cache keeps only the
     running rows); without it they keep decoding padding to the end. Both give the same tokens: a
     uniform number is drawn for every row at every step (:func:`_pick`), so a row's draws never depend on
-    which other rows are still running. ``progress(step, running rows)`` is called after each step."""
+    which other rows are still running. ``progress(step, running rows)`` is called after each step.
+
+    ``fast_step``, when given, runs the decode steps instead of the model's forward (with the adapters
+    of ``prompt_of_row``'s rows built in), where the prompts' cache is a :class:`RowCache`."""
     device = next(model.parameters()).device
     width = max(len(p) for p in prompts)
     mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
@@ -79,8 +93,10 @@ def decode(
     logprobs: list[list[float]] = [[] for _ in range(rows)]
     finished = torch.zeros(rows, dtype=torch.bool, device=device)
     eos = torch.tensor(sorted(settings.eos_ids), dtype=torch.long, device=device)
+    fast = fast_step if isinstance(cache, RowCache) else None
     with contextlib.ExitStack() as scopes:
-        scopes.enter_context(adapter_scope(prompt_of_row))
+        if fast is None:
+            scopes.enter_context(adapter_scope(prompt_of_row))
         for step in range(settings.max_new_tokens):
             if step < settings.min_new_tokens and len(eos):
                 logits[:, eos] = -float("inf")
@@ -103,12 +119,19 @@ def decode(
                 cache.reorder_cache(keep)
                 full_mask, position, chosen, finished = full_mask[keep], position[keep], chosen[keep], finished[keep]
                 running = [running[i] for i in keep.tolist()]
-                scopes.close()  # the adapters' per-row matrices follow the rows
-                scopes.enter_context(adapter_scope([prompt_of_row[row] for row in running]))
+                if fast is not None:
+                    fast.keep_rows(keep)
+                else:
+                    scopes.close()  # the adapters' per-row matrices follow the rows
+                    scopes.enter_context(adapter_scope([prompt_of_row[row] for row in running]))
             full_mask[:, width + step] = 1
-            out = model(input_ids=chosen[:, None], attention_mask=full_mask[:, : width + step + 1],
-                        position_ids=position, use_cache=True, **passing(cache))
-            logits, position = out.logits[:, -1].float(), position + 1
+            if fast is not None:
+                logits = fast(chosen[:, None], full_mask[:, : width + step + 1], position, cache)
+            else:
+                out = model(input_ids=chosen[:, None], attention_mask=full_mask[:, : width + step + 1],
+                            position_ids=position, use_cache=True, **passing(cache))
+                logits = out.logits[:, -1].float()
+            position = position + 1
     return tokens, logprobs
 
 

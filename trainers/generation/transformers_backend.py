@@ -21,6 +21,7 @@ from llm_coop_envs.versions import in_tested_range
 from trainers.config import SamplingConfig
 from trainers.generation.base import Completion, GenerationRequest, code_block_end, cut_at_stop, cut_reply
 from trainers.generation.decode import DecodeSettings, decode
+from trainers.generation.llama_step import LlamaDecodeStep
 from trainers.generation.packed_linear import packed_linears
 from trainers.generation.row_lora import row_adapters, supports_row_adapters
 from trainers.policy import Policies, pad_token_id
@@ -73,13 +74,16 @@ class TransformersBackend:
             row_prompts += [prompt] * request.num_samples
         adapters = [adapter for adapter, _ in distinct]
         autocast = torch.autocast(self.policies.device.type, dtype=torch.bfloat16, enabled=self.dtype == "bfloat16")
-        with autocast, packed_linears(model):
-            new_tokens, new_logprobs = decode(
-                model, [prompt for _, prompt in distinct], prompt_of_row, self._settings(sampling, tokenizer, model),
-                lambda rows: _adapter_scope(model, [adapters[i] for i in rows]),
-                decode_text=lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
-                progress=self.decode_progress,
-            )
+        with autocast:
+            # A plain Llama decodes through its lean step (its own packed weights); others on packed layers.
+            fast = LlamaDecodeStep(model, [adapters[i] for i in prompt_of_row]) if LlamaDecodeStep.supports(model) else None
+            with packed_linears(model) if fast is None else contextlib.nullcontext():
+                new_tokens, new_logprobs = decode(
+                    model, [prompt for _, prompt in distinct], prompt_of_row, self._settings(sampling, tokenizer, model),
+                    lambda rows: _adapter_scope(model, [adapters[i] for i in rows]),
+                    decode_text=lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
+                    progress=self.decode_progress, fast_step=fast,
+                )
         eos_ids = end_token_ids(tokenizer, model)
         completions = [
             _completion(prompt, tokens, logprobs, tokenizer, sampling, eos_ids)
