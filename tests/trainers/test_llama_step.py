@@ -149,3 +149,16 @@ def test_what_it_was_not_checked_against_uses_the_model_forward(tokenizer):
     assert not LlamaDecodeStep.supports(model.to(torch.bfloat16))
     with_bias = peft.get_peft_model(build_model(tokenizer), peft.LoraConfig(r=2, target_modules=["q_proj"], lora_bias=True))
     assert not LlamaDecodeStep.supports(with_bias)
+
+
+def test_outside_the_declared_ranges_the_model_forward_decodes(tokenizer, monkeypatch):
+    """transformers out of range (the Llama module layout it reads may differ) or torch without the
+    packed-product operators: the model's own forward."""
+    from trainers.generation import llama_step
+
+    model = build_model(tokenizer)
+    monkeypatch.setattr(llama_step, "in_tested_range", lambda dist: dist != "transformers")
+    assert not LlamaDecodeStep.supports(model)
+    monkeypatch.setattr(llama_step, "in_tested_range", lambda dist: True)
+    monkeypatch.setattr(llama_step, "packing_works", lambda: False)
+    assert not LlamaDecodeStep.supports(model)

@@ -5,10 +5,11 @@ forward, of which reading the weights is ~33 ms; the rest is Python and small op
 every layer (keyword-deprecation wrappers, the mask builder, one product per projection, each norm
 as six operators, per-row LoRA as six batched products). Here each layer makes one product for q, k
 and v and one for gate and up, on weights packed for oneDNN once per generation call
-(:mod:`trainers.generation.packed_linear`); each norm is one operator; rotary embeddings turn q and k
-in one pass; and the LoRA adapters of all rows ride on the same product: every adapter's A is packed
-as extra output columns, each row's columns are masked to its own adapter, and one small product with
-every adapter's B finishes them. Measured ~44 ms per step against ~57 ms in one process.
+(:mod:`trainers.generation.packed_linear`); each norm is one operator; rotary embeddings turn q and
+k in one pass; the query heads that share a key/value head attend as one head's queries; and the
+LoRA adapters of all rows ride on the same product: every adapter's A is packed as extra output
+columns, each row's columns are masked to its own adapter, and one small product with every
+adapter's B finishes them. Measured ~44 ms per step against ~57 ms in one process.
 
 The step is the same arithmetic as transformers' ``LlamaForCausalLM`` forward for one new token per
 row (the KV cache written in place through its layers' ``update``), not a new model: it reads the
@@ -122,8 +123,10 @@ class LlamaDecodeStep:
             query_key = _rotate(qkv[:, : turned * self._head_dim].view(rows, turned, 1, self._head_dim), cos, sin)
             values = qkv[:, turned * self._head_dim :].view(rows, self._kv_heads, 1, self._head_dim)
             keys, values = cache_layer.update(query_key[:, self._heads :], values)
-            attended = F.scaled_dot_product_attention(query_key[:, : self._heads], keys, values, attn_mask=visible,
-                                                      scale=layer["scaling"], enable_gqa=True)
+            # The query heads that share a key/value head attend as that head's queries (one new token
+            # each, so no causal order among them): each cached key and value is read once per group.
+            grouped = query_key[:, : self._heads].reshape(rows, self._kv_heads, -1, self._head_dim)
+            attended = F.scaled_dot_product_attention(grouped, keys, values, attn_mask=visible, scale=layer["scaling"])
             hidden = hidden + self._product(attended.reshape(rows, -1), layer["o"])
             gate_up = self._product(self._norm(hidden, layer["norm_2"]), layer["gate_up"])
             half = gate_up.shape[-1] // 2
