@@ -20,4 +20,4 @@ source scripts/env.sh
 "$py" -m pytest -p no:cacheprovider \
   tests/test_dependency_bounds.py tests/core tests/integrations/test_pettingzoo_api.py \
   tests/integrations/test_gymnasium.py tests/trainers/test_generation.py tests/trainers/test_logprobs.py \
-  tests/trainers/test_decode.py tests/trainers/test_portable_model_folder.py "$@"
+  tests/trainers/test_decode.py tests/trainers/test_llama_step.py tests/trainers/test_portable_model_folder.py "$@"

@@ -147,8 +147,9 @@ def test_what_it_was_not_checked_against_uses_the_model_forward(tokenizer):
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert not LlamaDecodeStep.supports(model)
     assert not LlamaDecodeStep.supports(model.to(torch.bfloat16))
-    with_bias = peft.get_peft_model(build_model(tokenizer), peft.LoraConfig(r=2, target_modules=["q_proj"], lora_bias=True))
-    assert not LlamaDecodeStep.supports(with_bias)
+    if "lora_bias" in peft.LoraConfig.__dataclass_fields__:  # peft >= 0.14
+        with_bias = peft.get_peft_model(build_model(tokenizer), peft.LoraConfig(r=2, target_modules=["q_proj"], lora_bias=True))
+        assert not LlamaDecodeStep.supports(with_bias)
 
 
 def test_outside_the_declared_ranges_the_model_forward_decodes(tokenizer, monkeypatch):
@@ -162,3 +163,16 @@ def test_outside_the_declared_ranges_the_model_forward_decodes(tokenizer, monkey
     monkeypatch.setattr(llama_step, "in_tested_range", lambda dist: True)
     monkeypatch.setattr(llama_step, "packing_works", lambda: False)
     assert not LlamaDecodeStep.supports(model)
+
+
+def test_a_weight_onednn_refuses_leaves_decoding_to_the_model_forward(tokenizer, monkeypatch):
+    from trainers.generation import llama_step
+
+    model = build_model(tokenizer)
+    assert isinstance(LlamaDecodeStep.build(model, [None]), LlamaDecodeStep)
+
+    def refuse(weight):
+        raise RuntimeError("oneDNN: unsupported layout")
+
+    monkeypatch.setattr(llama_step, "_pack", refuse)
+    assert LlamaDecodeStep.supports(model) and LlamaDecodeStep.build(model, [None]) is None

@@ -38,6 +38,17 @@ class LlamaDecodeStep:
     """Logits of the next token of every row, given each row's new token; built per generation call
     for the rows' adapters (``None``: the base model) and dropped with it (its packed weights go too)."""
 
+    @classmethod
+    def build(cls, model: torch.nn.Module, adapters: Sequence[str | None]) -> LlamaDecodeStep | None:
+        """The step for ``model``'s rows with ``adapters``, or None where it does not apply (then the
+        model's forward decodes): see :meth:`supports`, and a weight oneDNN refuses to pack."""
+        if not cls.supports(model):
+            return None
+        try:
+            return cls(model, adapters)
+        except RuntimeError:
+            return None
+
     @staticmethod
     def supports(model: torch.nn.Module) -> bool:
         llama = _llama(model)
@@ -116,7 +127,10 @@ class LlamaDecodeStep:
         cos, sin = self._llama.model.rotary_emb(embedded, positions)
         cos, sin = cos[:, :, None], sin[:, :, None]  # [rows, 1, 1, head_dim]: every head of the row
         hidden = embedded[:, 0]
-        visible = attention_mask[:, None, None, :].bool()
+        # additive, built once per step (a boolean mask is turned into this in every layer's attention)
+        visible = torch.zeros(attention_mask.shape, dtype=embedded.dtype, device=attention_mask.device)
+        visible = visible.masked_fill_(attention_mask == 0, -float("inf"))
+        visible = visible[:, None, None, :]
         turned = self._heads + self._kv_heads
         for layer, cache_layer in zip(self._layers, cache.layers):
             qkv = self._product(self._norm(hidden, layer["norm_1"]), layer["qkv"])
@@ -152,8 +166,6 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
     return x * cos + torch.cat((-second, first), dim=-1) * sin
 
 
-
-
 def _linear(x: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
     return torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
 
@@ -175,7 +187,7 @@ def _plain(projection: torch.nn.Module) -> bool:
             return False
     base = _base(projection)
     return (type(base) is torch.nn.Linear and base.bias is None and base.weight.dtype == torch.float32
-            and base.weight.device.type == "cpu")
+            and base.weight.device.type == "cpu" and type(base.weight.data) is torch.Tensor)  # not sharded (DTensor)
 
 
 def _llama(model: torch.nn.Module):

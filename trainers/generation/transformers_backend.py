@@ -76,7 +76,7 @@ class TransformersBackend:
         autocast = torch.autocast(self.policies.device.type, dtype=torch.bfloat16, enabled=self.dtype == "bfloat16")
         with autocast:
             # A plain Llama decodes through its lean step (its own packed weights); others on packed layers.
-            fast = LlamaDecodeStep(model, [adapters[i] for i in prompt_of_row]) if LlamaDecodeStep.supports(model) else None
+            fast = LlamaDecodeStep.build(model, [adapters[i] for i in prompt_of_row])
             with packed_linears(model) if fast is None else contextlib.nullcontext():
                 new_tokens, new_logprobs = decode(
                     model, [prompt for _, prompt in distinct], prompt_of_row, self._settings(sampling, tokenizer, model),
