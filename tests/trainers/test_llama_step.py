@@ -176,3 +176,22 @@ def test_a_weight_onednn_refuses_leaves_decoding_to_the_model_forward(tokenizer,
 
     monkeypatch.setattr(llama_step, "_pack", refuse)
     assert LlamaDecodeStep.supports(model) and LlamaDecodeStep.build(model, [None]) is None
+
+
+def test_other_peft_tuners_trained_modules_and_dropout_use_the_model_forward(tokenizer):
+    """The step reads LoRA only: another tuner's layers would be skipped (IA3 scales, a prompt's virtual
+    tokens), a ``modules_to_save`` norm would be one adapter's for every row, and attention dropout in
+    train mode is not applied by the step."""
+    ia3 = peft.get_peft_model(build_model(tokenizer), peft.IA3Config(
+        target_modules=["k_proj", "v_proj", "down_proj"], feedforward_modules=["down_proj"]))
+    assert not LlamaDecodeStep.supports(ia3)
+    prompt = peft.get_peft_model(build_model(tokenizer), peft.PromptTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=3))
+    assert not LlamaDecodeStep.supports(prompt)
+    norm = peft.get_peft_model(build_model(tokenizer), peft.LoraConfig(
+        r=2, target_modules=["q_proj"], modules_to_save=["input_layernorm"]))
+    assert not LlamaDecodeStep.supports(norm)
+    model = build_model(tokenizer)
+    model.config.attention_dropout = 0.1
+    assert LlamaDecodeStep.supports(model)  # eval mode: no dropout either way
+    model.train()
+    assert not LlamaDecodeStep.supports(model)

@@ -54,15 +54,22 @@ class LlamaDecodeStep:
         llama = _llama(model)
         if llama is None or not packing_works() or _cpu_autocast() or not in_tested_range("transformers"):
             return False
+        if hasattr(model, "peft_config") and not _plain_lora_only(model):
+            return False
         config = llama.config
         if (getattr(config, "attention_bias", False) or getattr(config, "mlp_bias", False)
                 or config.hidden_act != "silu" or getattr(config, "pretraining_tp", 1) > 1
-                or type(llama.model.embed_tokens) is not torch.nn.Embedding or type(llama.lm_head) is not torch.nn.Linear):
+                or (llama.training and getattr(config, "attention_dropout", 0.0) > 0)
+                or any(p.dtype != torch.float32 or p.device.type != "cpu" for p in llama.parameters())):
+            return False
+        own = [llama.model.embed_tokens, llama.model.norm] + [
+            norm for layer in llama.model.layers for norm in (layer.input_layernorm, layer.post_attention_layernorm)]
+        if type(llama.model.embed_tokens) is not torch.nn.Embedding or any(_wrapped(m) for m in own):
             return False
         projections = [llama.lm_head] + [getattr(layer.self_attn, name) for layer in llama.model.layers
                                          for name in (*_ATTENTION, "o_proj")]
         projections += [getattr(layer.mlp, name) for layer in llama.model.layers for name in (*_MLP, "down_proj")]
-        return all(_plain(p) for p in projections)
+        return type(llama.lm_head) is torch.nn.Linear and all(_plain(p) for p in projections)
 
     def __init__(self, model: torch.nn.Module, adapters: Sequence[str | None]) -> None:
         llama = _llama(model)
@@ -179,15 +186,35 @@ def _base(projection: torch.nn.Module) -> torch.nn.Linear:
 
 
 def _plain(projection: torch.nn.Module) -> bool:
-    """An fp32 CPU ``nn.Linear`` without bias, bare or under plain peft LoRA without a LoRA bias."""
-    if hasattr(projection, "lora_A"):
-        if not _is_plain_linear_lora(projection) or any(b.bias is not None for b in projection.lora_B.values()):
+    """An fp32 CPU ``nn.Linear`` without bias, bare or under plain peft LoRA without a LoRA bias (any
+    other wrapper, e.g. IA3 or LoHa, would be skipped by reading its base layer)."""
+    if hasattr(projection, "base_layer"):
+        if not hasattr(projection, "lora_A") or not _is_plain_linear_lora(projection):
             return False
-        if any(m.weight.dtype != torch.float32 for m in [*projection.lora_A.values(), *projection.lora_B.values()]):
+        if any(b.bias is not None for b in projection.lora_B.values()):
             return False
     base = _base(projection)
     return (type(base) is torch.nn.Linear and base.bias is None and base.weight.dtype == torch.float32
             and base.weight.device.type == "cpu" and type(base.weight.data) is torch.Tensor)  # not sharded (DTensor)
+
+
+def _plain_lora_only(model: torch.nn.Module) -> bool:
+    """A peft model whose every adapter is plain LoRA: no other tuner (IA3, LoHa, prompt or prefix
+    tuning), no whole modules trained beside it (``modules_to_save``, trainable tokens), peft in range."""
+    if not in_tested_range("peft"):
+        return False
+    for config in model.peft_config.values():
+        kind = getattr(config, "peft_type", None)
+        if getattr(kind, "value", kind) != "LORA" or getattr(config, "modules_to_save", None):
+            return False
+        if getattr(config, "trainable_token_indices", None):
+            return False
+    return True
+
+
+def _wrapped(module: torch.nn.Module) -> bool:
+    """A module peft has replaced or wrapped (``modules_to_save`` copies, adapters)."""
+    return type(module).__module__.startswith("peft") or hasattr(module, "base_layer")
 
 
 def _llama(model: torch.nn.Module):
