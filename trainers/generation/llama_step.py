@@ -62,9 +62,9 @@ class LlamaDecodeStep:
                 or (llama.training and getattr(config, "attention_dropout", 0.0) > 0)
                 or any(p.dtype != torch.float32 or p.device.type != "cpu" for p in llama.parameters())):
             return False
-        own = [llama.model.embed_tokens, llama.model.norm] + [
+        norms = [llama.model.norm] + [
             norm for layer in llama.model.layers for norm in (layer.input_layernorm, layer.post_attention_layernorm)]
-        if type(llama.model.embed_tokens) is not torch.nn.Embedding or any(_wrapped(m) for m in own):
+        if type(llama.model.embed_tokens) is not torch.nn.Embedding or any(_wrapped(m) for m in norms):
             return False
         projections = [llama.lm_head] + [getattr(layer.self_attn, name) for layer in llama.model.layers
                                          for name in (*_ATTENTION, "o_proj")]
@@ -186,16 +186,16 @@ def _base(projection: torch.nn.Module) -> torch.nn.Linear:
 
 
 def _plain(projection: torch.nn.Module) -> bool:
-    """An fp32 CPU ``nn.Linear`` without bias, bare or under plain peft LoRA without a LoRA bias (any
-    other wrapper, e.g. IA3 or LoHa, would be skipped by reading its base layer)."""
+    """An unsharded ``nn.Linear`` without bias, bare or under plain peft LoRA without a LoRA bias (any
+    other wrapper, e.g. IA3 or LoHa, would be skipped by reading its base layer). Dtype and device are
+    checked for every parameter in :meth:`LlamaDecodeStep.supports`."""
     if hasattr(projection, "base_layer"):
         if not hasattr(projection, "lora_A") or not _is_plain_linear_lora(projection):
             return False
         if any(b.bias is not None for b in projection.lora_B.values()):
             return False
     base = _base(projection)
-    return (type(base) is torch.nn.Linear and base.bias is None and base.weight.dtype == torch.float32
-            and base.weight.device.type == "cpu" and type(base.weight.data) is torch.Tensor)  # not sharded (DTensor)
+    return type(base) is torch.nn.Linear and base.bias is None and type(base.weight.data) is torch.Tensor  # not a DTensor
 
 
 def _plain_lora_only(model: torch.nn.Module) -> bool:
