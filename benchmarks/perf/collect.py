@@ -31,6 +31,7 @@ BENCHMARKS = {
     "busy_machine": "a training step alone, beside a CPU-bound process and beside a second training job",
     "eval_speed": "the held-out evaluation's time, batched and one problem at a time",
     "update_profile": "the update's matrix products against the machine's own matrix speed",
+    "step_floor": "a training step's kernels alone (its floor) against the step and TRL's step",
     "top_p_cost": "nucleus (top-p) filtering by a full sort against candidates, alone and in a training step",
 }
 
