@@ -31,7 +31,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-from benchmarks.perf.trainer_step import PROMPT, our_trainer, spread, time_ours, time_trl, uptime
+from benchmarks.machine import uptime
+from benchmarks.perf.trainer_step import PROMPT, our_trainer, spread, time_ours, time_trl
 from benchmarks.perf.update_profile import MATMUL_OPS, reference_gflops
 
 RESULTS_NAME = "step_floor.md"
