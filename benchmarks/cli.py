@@ -11,6 +11,7 @@ import argparse
 import json
 import shlex
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,13 @@ def eval_command(argv: Sequence[str]) -> int:
     Example: llm-coop eval coop_basics-v1 --methods single,env -n 1 --problems 5
     """
     args = _parser().parse_args(list(argv))
+    args.out = args.out or f"runs/eval/{time.strftime('%Y%m%d-%H%M%S')}"  # a fresh folder, as train's runs
     from benchmarks.evaluate import Entry, evaluate
     from benchmarks.reporting import write_report
     from benchmarks.reporting.table import markdown_table, sampling_line
 
     try:
+        check_out_folder(Path(args.out), args.overwrite)
         config, methods, checkpoints, agents = _prepare(args)
         base_team = _base_team(args, agents) if methods else None
         entries = [Entry(m.name, m, base_team) for m in methods]
@@ -49,12 +52,29 @@ def eval_command(argv: Sequence[str]) -> int:
         return _fail(error)
     results = evaluate(config, entries, progress=not args.quiet)
     command = "llm-coop eval " + shlex.join(list(argv))
+    for name in _report_files(Path(args.out)):  # --overwrite: no plot of the earlier evaluation stays
+        (Path(args.out) / name).unlink()
     paths = write_report(results, args.out, command)
     if not args.quiet:
         print(markdown_table(results["methods"]))
         print(sampling_line(results["methods"]))
         print("Wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def check_out_folder(out: Path, overwrite: bool) -> None:
+    """An ``--out`` that holds an earlier evaluation is refused, as ``llm-coop train`` refuses a run name
+    in use, unless ``--overwrite`` asks to replace it. Checked before any model loads."""
+    found = _report_files(out)
+    if found and not overwrite:
+        raise FileExistsError(f"--out {out} already holds an evaluation ({', '.join(found)}): add --overwrite to "
+                              "replace it, or give another --out (without --out each evaluation gets a fresh folder).")
+
+
+def _report_files(out: Path) -> list[str]:
+    from benchmarks.reporting.files import REPORT_FILES
+
+    return [name for name in REPORT_FILES if (out / name).exists()]
 
 
 def _prepare(args: argparse.Namespace) -> tuple[Any, list, list[tuple[str, str, Any]], tuple[str, ...]]:
@@ -127,7 +147,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=int, default=defaults.batch_size, help="episodes advanced together")
     parser.add_argument("--env-workers", type=int, default=defaults.env_workers, help="threads stepping env copies")
     parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument("--out", default="runs/eval", help="output folder (results.json, results.md, episodes.jsonl, PNGs)")
+    parser.add_argument("--out", default=None, help="output folder (results.json, results.md, episodes.jsonl, PNGs); "
+                        "default runs/eval/<date>-<time>, a fresh one each time; one that holds an evaluation is refused")
+    parser.add_argument("--overwrite", action="store_true", help="replace the evaluation already in --out")
     parser.add_argument("-q", "--quiet", action="store_true", help="no cost estimate, progress bar or table")
     return parser
 

@@ -96,18 +96,20 @@ def train_command(argv: Sequence[str]) -> int:
 
 def check_run_folder(cfg) -> str | None:
     """Refuse, before any model loads, a run name whose folder already holds a run, unless this run
-    resumes it or was told to replace it. Returns the line that says a run is about to be replaced
-    (None when nothing is), so that no run disappears without a word on screen."""
+    resumes it (from a checkpoint) or was told to replace it. Returns the line that says a run is about
+    to be replaced (None when nothing is), so that no run disappears without a word on screen."""
     from trainers.run_folder import RunExistsError, prepare_run_folder
 
-    if cfg.resume or cfg.run_name is None:
+    if cfg.run_name is None:
         return None
     try:
-        prepare_run_folder(cfg.run_dir, cfg.run_name, cfg.algo, resume=False, overwrite=False, clear=False)
+        prepare_run_folder(cfg.run_dir, cfg.run_name, cfg.algo, resume=cfg.resume, overwrite=False, clear=False)
     except RunExistsError:
         if not cfg.overwrite:
             raise
         folder = Path(cfg.run_dir) / cfg.run_name
+        if cfg.resume:
+            return f"No checkpoint to resume in {folder}: starting the run again from step 0 (--overwrite)."
         return (f"Replacing the previous run in {folder} (the demo's run name is reused on every demo run; "
                 "--run-name NAME keeps a run of your own)." if cfg.run_name in demo_run_names()
                 else f"Replacing the previous run in {folder} (--overwrite).")

@@ -2,8 +2,10 @@
 
 A folder that holds results (metrics, checkpoints, evaluations, final weights) belongs to a run. A new
 run with the same name refuses to start unless it resumes that run (``resume=true``, ``--resume``)
-or is told to replace it (``overwrite=true``). Without a ``run_name`` every run gets a fresh
-``<algo>-<date>-<time>`` folder.
+or is told to replace it (``overwrite=true``). Resuming needs a checkpoint: a run whose checkpoints
+are gone but whose results are not is refused too (starting it again from step 0 would replace its
+evaluations, metrics and final weights), unless ``overwrite=true`` asks for that. Without a
+``run_name`` every run gets a fresh ``<algo>-<date>-<time>`` folder.
 """
 
 from __future__ import annotations
@@ -30,9 +32,16 @@ def prepare_run_folder(run_dir: str, run_name: str | None, algo: str, *, resume:
         return _fresh(Path(run_dir), f"{algo.rpartition(':')[2]}-{time.strftime('%Y%m%d-%H%M%S')}")
     folder = Path(run_dir) / run_name
     found = [name for name in RESULTS if (folder / name).exists()]
-    if resume:
-        return folder
-    if overwrite or not any(_holds_results(folder / name) for name in found):
+    holds_results = any(_holds_results(folder / name) for name in found)
+    if resume and (has_checkpoint(folder) or not holds_results):
+        return folder  # a checkpoint to continue from, or nothing yet to lose
+    if resume and not overwrite:
+        raise RunExistsError(
+            f"The run folder {folder} has no checkpoint to resume (checkpoints/ is missing or empty) but holds "
+            f"results ({', '.join(name for name in found if _holds_results(folder / name))}): to start it again "
+            f"from step 0 and replace them, add --overwrite (overwrite=true); or pick a fresh run_name."
+        )
+    if overwrite or not holds_results:
         # (a folder whose run never finished a step holds only empty logs: nothing to lose)
         if clear:
             for name in found:
@@ -43,6 +52,18 @@ def prepare_run_folder(run_dir: str, run_name: str | None, algo: str, *, resume:
         f"The run folder {folder} already holds a run ({', '.join(found)}). To continue it, pass "
         f"resume=true (llm-coop train --resume); to replace it, overwrite=true; or pick a fresh run_name."
     )
+
+
+def holds_results(folder: Path) -> bool:
+    """Whether a run folder holds anything a run produced (what ``overwrite`` would remove)."""
+    return any((Path(folder) / name).exists() and _holds_results(Path(folder) / name) for name in RESULTS)
+
+
+def has_checkpoint(folder: Path) -> bool:
+    """Whether the run folder holds a finished checkpoint (``checkpoints/step-N``; a ``.partial`` one
+    was interrupted while being written), as ``trainers.checkpoint.latest_checkpoint`` finds it."""
+    root = Path(folder) / "checkpoints"
+    return root.is_dir() and any(p.is_dir() and p.name.startswith("step-") and "." not in p.name for p in root.iterdir())
 
 
 def _holds_results(path: Path) -> bool:

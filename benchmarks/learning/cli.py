@@ -193,6 +193,7 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
     if len(eval_sets) != len(args.eval_set):
         raise ValueError("--eval-set names a set twice")
     check_eval_sets(args.env, eval_sets)
+    check_setup(args.env, algorithms, budget, args.set, args.seeds[0])
     meta = {
         "env": args.env, "algorithms": algorithms, "seeds": list(args.seeds), "budget": dataclasses.asdict(budget),
         "overrides": list(args.set), "eval_sets": eval_sets, "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
@@ -206,6 +207,24 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
     # ran in several sessions, under whatever load each one had.
     meta["sessions"].append({"command": "llm-coop bench " + portable_command(list(argv)), "uptime_start": uptime()})
     return meta
+
+
+def check_setup(env: str, algorithms: Sequence[str], budget: Budget, overrides: Sequence[str], seed: int) -> None:
+    """What each run's ``llm-coop train`` checks before its model loads (the env, its data and held-out
+    env, the algorithm, the settings, the model), checked here before ``bench.json`` is written: a bad
+    ``--model`` or an env without data is one line, and leaves nothing that blocks the corrected command."""
+    from trainers.cli import check_models, check_names
+    from trainers.config import load_config
+
+    for algo in algorithms:
+        spec = plan([algo], [seed])[0]
+        try:
+            cfg = load_config(overrides=untrained_settings(spec, env, budget, overrides))
+            check_names(cfg)
+            check_models(cfg)
+        except (ValueError, TypeError, LookupError, OSError) as error:
+            message = error.args[0] if isinstance(error, KeyError) and error.args else error
+            raise ValueError(" ".join(str(message).split())) from None
 
 
 def algorithm_records(algorithms: Sequence[str], overrides: Sequence[str]) -> dict[str, Any]:
@@ -302,6 +321,8 @@ def _check_resumable(meta: dict[str, Any], runs_dir: Path) -> None:
     if not (runs_dir / META_FILE).is_file():
         return
     old = _load_meta(runs_dir)
+    if not holds_results(old, runs_dir):
+        return  # a bench that stopped before any run or evaluation wrote a record: nothing to keep
     changed = [key for key in SAME_EXPERIMENT if (old.get(key) or type(meta[key])()) != meta[key]]
     if changed:
         raise ValueError(f"{runs_dir} holds a benchmark with other settings ({', '.join(changed)} differ): "
@@ -310,6 +331,17 @@ def _check_resumable(meta: dict[str, Any], runs_dir: Path) -> None:
     meta["seeds"] = sorted(set(old["seeds"]) | set(meta["seeds"]))
     meta["algorithms"] += [algo for algo in old["algorithms"] if algo not in meta["algorithms"]]
     meta["sessions"] = old.get("sessions", [])
+
+
+def holds_results(meta: dict[str, Any], runs_dir: Path) -> bool:
+    """Whether a benchmark's folder holds anything a run produced: a run folder with results, or an
+    untrained team's records."""
+    from trainers.run_folder import holds_results as run_holds_results
+
+    runs = [runs_dir / spec.name for spec in plan(meta.get("algorithms") or [], meta.get("seeds") or [])]
+    if any(run_holds_results(run) for run in runs):
+        return True
+    return any(path.stat().st_size > 0 for path in (runs_dir / "untrained").glob("*.jsonl"))
 
 
 def _load_meta(runs_dir: Path) -> dict[str, Any]:

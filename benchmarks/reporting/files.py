@@ -10,6 +10,10 @@ from benchmarks.reporting.plots import plot_pass_at_k
 from benchmarks.reporting.table import markdown_table, sampling_line, schemes_table
 
 
+REPORT_FILES = ("results.json", "results.md", "episodes.jsonl", "pass_at_k.png")
+"""What :func:`write_report` writes in its folder (``llm-coop eval --overwrite`` replaces exactly these)."""
+
+
 def write_report(results: dict[str, Any], out_dir: str | Path, command: str = "") -> dict[str, Path]:
     """Write the files under ``out_dir``; returns their paths by kind."""
     out = Path(out_dir)
