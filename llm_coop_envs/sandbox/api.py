@@ -61,14 +61,15 @@ def encode_request(program: str, tests: Sequence[str], entry_point: str | None,
         {"tests": tests, "context": context, "compiled": _compiled.pack_suite(tests)})
 
 
-def _run_on_pool(pool, frames: bytes, timeout_s: float) -> dict:
+def _run_on_pool(pool, frames: bytes, timeout_s: float) -> tuple[dict, tuple[str, ...]]:
+    """The facts of one request, and the isolation of the worker that ran it."""
     worker = pool.acquire()
     healthy = False
     try:
         worker.send(frames)
         facts = worker.receive(time.monotonic() + timeout_s + HOST_GRACE_S)
         healthy = True
-        return facts
+        return facts, worker.isolation
     finally:
         pool.release(worker, healthy)
 
@@ -92,8 +93,9 @@ def run_tests(program: str, tests: Sequence[str], entry_point: str | None = None
     started = time.monotonic()
     frames = encode_request(program, tests, entry_point, config, context)
     try:
-        facts = _run_on_pool(pool, frames, config.timeout_s)
+        facts, isolation = _run_on_pool(pool, frames, config.timeout_s)
     except WorkerFailed as exc:
         return failure("crashed", len(tests), "SandboxError", str(exc),
                        time.monotonic() - started, backend)
-    return outcome.build(facts, len(tests), config.timeout_s, config.test_timeout_s, backend)
+    return outcome.build(facts, len(tests), config.timeout_s, config.test_timeout_s, backend,
+                         isolation)

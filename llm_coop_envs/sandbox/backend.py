@@ -33,10 +33,10 @@ SITE_DIR = "/site"  # inside bwrap: the allowed packages (see allowed_packages)
 
 FALLBACK_WARNING = (
     "bubblewrap (`bwrap`) is not usable here, so untrusted code runs under the 'subprocess' "
-    "backend: resource limits, its own session, a clean environment, a fresh uid and a file view of "
-    "the system folders and the interpreter only, but NO network isolation and NO PID namespace "
-    "(daemons can outlive a run if the host is killed). Install bubblewrap (Debian package "
-    "`bubblewrap`) for the strong sandbox; see docs/sandbox.md.")
+    "backend: resource limits, its own session, a clean environment, a fresh uid, a file view of "
+    "the system folders and the interpreter only, and (where the kernel allows) a network and PID "
+    "namespace of each warm interpreter's own; each result's `isolation` lists what held. Install "
+    "bubblewrap (Debian package `bubblewrap`) for the sandbox tested most; see docs/sandbox.md.")
 UNCONFINED_WARNING = (
     "backend='unconfined': untrusted code runs with NO file view: it can read (and as an ordinary "
     "user write) every file this user can, answer keys included (data sets, other environments' "
@@ -257,7 +257,8 @@ def view_works() -> bool:
 _warned: set[str] = set()
 
 
-def _warn_once(key: str, message: str) -> None:
+def warn_once(key: str, message: str) -> None:
+    """A SandboxWarning, once per process for each `key`."""
     if key not in _warned:
         _warned.add(key)
         warnings.warn(message, SandboxWarning, stacklevel=4)
@@ -285,10 +286,10 @@ def resolve(backend: str) -> str:
         return "bwrap"
     if view_works():
         if backend == "auto":
-            _warn_once("auto", FALLBACK_WARNING)
+            warn_once("auto", FALLBACK_WARNING)
         return "subprocess"
     if backend == "unconfined":
-        _warn_once("unconfined", UNCONFINED_WARNING)
+        warn_once("unconfined", UNCONFINED_WARNING)
         return "unconfined"
     raise SandboxUnavailable(refusal(backend))
 
@@ -320,7 +321,8 @@ def plan(backend: str, preload: tuple[str, ...], max_file_mb: int) -> LaunchPlan
     if backend == "bwrap":
         argv = (_bwrap_base(scratch_mb << 20) + _view(preload)
                 + _python_argv(os.path.join(HARNESS_DIR, os.path.basename(ZYGOTE_SCRIPT))))
-        hello.update(pid_namespace=True, scratch_root="/tmp", path=[SITE_DIR] if allowed else [])
+        hello.update(pid_namespace=True, bwrap=True, scratch_root="/tmp",
+                     path=[SITE_DIR] if allowed else [])
         return LaunchPlan("bwrap", argv, hello, None)
     if backend not in ("subprocess", "unconfined"):
         raise ValueError(f"backend={backend!r}: resolve() it first")

@@ -116,7 +116,8 @@ class _Lane:
             answered = time.monotonic()
             item = self.in_flight.popleft()
             self.batch.finish(item.index, outcome.build(
-                facts, item.n_tests, config.timeout_s, config.test_timeout_s, self.batch.backend))
+                facts, item.n_tests, config.timeout_s, config.test_timeout_s, self.batch.backend,
+                worker.isolation))
 
     def _fill(self, worker: Worker) -> None:
         while len(self.in_flight) < QUEUE_DEPTH:

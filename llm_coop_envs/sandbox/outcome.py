@@ -48,10 +48,11 @@ def _tests(facts: dict, n_tests: int, running_status: TestOutcome) -> tuple[Test
 
 
 def build(facts: dict, n_tests: int, timeout_s: float, test_timeout_s: float,
-          backend: str) -> ExecutionResult:
+          backend: str, isolation: tuple[str, ...] = ()) -> ExecutionResult:
     common = {"stdout": _str(facts.get("stdout"), 1 << 30) or "",
               "stderr": _str(facts.get("stderr"), 1 << 30) or "",
-              "duration_s": float(facts.get("duration_s") or 0.0), "backend": backend}
+              "duration_s": float(facts.get("duration_s") or 0.0), "backend": backend,
+              "isolation": isolation}
     setup = facts.get("setup") if isinstance(facts.get("setup"), dict) else None
     timed_out = facts.get("timed_out")
     if setup is None or setup.get("status") not in ("ok", "syntax_error", "error"):

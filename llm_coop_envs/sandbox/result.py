@@ -41,6 +41,9 @@ class ExecutionResult:
     stderr: str = ""
     duration_s: float = 0.0
     backend: str = field(default="", compare=False)
+    isolation: tuple[str, ...] = field(default=(), compare=False)
+    """What kept this run apart from the host and from other runs, among "file_view", "network",
+    "pid_namespace", "run_uid" and "ipc" (docs/sandbox.md); empty when it never reached a sandbox."""
 
     def __post_init__(self) -> None:
         if self.status not in RUN_STATUSES:

@@ -11,6 +11,7 @@ import time
 
 from llm_coop_envs.sandbox import _cgroup
 from llm_coop_envs.sandbox.inside import _protocol, _reap, _trash
+from llm_coop_envs.sandbox import backend as backends
 from llm_coop_envs.sandbox.backend import CLEAN_ENV, LaunchPlan
 
 _START_TIMEOUT_S = 30.0
@@ -38,6 +39,7 @@ class Worker:
                                      stderr=self._log, env=CLEAN_ENV, cwd="/",
                                      start_new_session=True, close_fds=True)
         self.preload_failed: list[str] = []
+        self.isolation: tuple[str, ...] = ()  # what keeps its runs apart, from the handshake
         self.queue_bytes = _widen_pipe(self.proc.stdin.fileno())
 
     def handshake(self) -> None:
@@ -52,6 +54,15 @@ class Worker:
             self.close()
             raise WorkerFailed(f"warm interpreter did not start ({exc}): {log}") from None
         self.preload_failed = ready.get("preload_failed", [])
+        isolation = ready.get("isolation") or {}
+        self.isolation = tuple(isolation.get("held", ()))
+        missing = isolation.get("missing") or {}
+        if missing:
+            backends.warn_once(f"missing:{sorted(missing)}", (
+                f"the {plan.backend} backend could not set up "
+                + "; ".join(f"{name} ({why})" for name, why in sorted(missing.items()))
+                + ": runs go on without it (results list what held in `isolation`); "
+                "see docs/sandbox.md"))
 
     def _read_log(self) -> str:
         try:
@@ -115,8 +126,8 @@ def _widen_pipe(fd: int) -> int:
 
 
 def _kill_last_run(scratch_dir: str) -> None:
-    """Daemons of the last run outlive a warm interpreter that died (no PID namespace here):
-    kill them by the run's uid, which the interpreter wrote down before starting it."""
+    """Daemons of the last run can outlive a warm interpreter that died where it had no PID
+    namespace: kill them by the run's uid, which the interpreter wrote down before starting it."""
     try:
         with open(os.path.join(scratch_dir, _protocol.RUN_UID_FILE)) as f:
             uid = int(f.read())

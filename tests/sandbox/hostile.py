@@ -7,6 +7,7 @@ JSON object {check: contained}).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -18,6 +19,8 @@ import warnings
 
 from llm_coop_envs.sandbox import SandboxConfig, SandboxUnavailable, SandboxWarning, run_tests, run_tests_batch
 from llm_coop_envs.sandbox.backend import resolve
+
+from . import hostile_neighbours
 
 HONEST = "def add(a, b):\n    return a + b\n"
 HONEST_TESTS = ["assert add(2, 3) == 5"]
@@ -193,15 +196,28 @@ CHECKS = {f.__name__: f for f in (
     sysv_shared_memory, sysv_message_queue, keyring, nested_namespace_mount,
     files_left_for_the_next_run, huge_and_deep_tree, project_and_data_files,
     answer_key_elsewhere_on_the_host, another_runs_scratch, fresh_uid_per_run, process_swarm_beside_a_sibling, judge_out_of_reach)}
+CHECKS.update(hostile_neighbours.CHECKS)
+
+
+@functools.lru_cache(maxsize=None)
+def isolation(backend: str) -> tuple[str, ...]:
+    """What an honest run's result says kept it apart on this backend, here."""
+    return run_tests(HONEST, HONEST_TESTS, "add", _config(backend)).isolation
+
+
+def skip_reason(backend: str, check: str) -> str | None:
+    """Why `check` is not promised on `backend` on this machine (a namespace the kernel refused)."""
+    return hostile_neighbours.skip_reason(backend, check, isolation(backend))
 
 
 def main(backend: str) -> dict:
-    """{check: contained}, or {"refused": the error} when the backend refuses to run here."""
+    """{check: contained} for the checks promised here, or {"refused": the error} when the
+    backend refuses to run here."""
     try:
         resolve(backend)
     except SandboxUnavailable as exc:
         return {"refused": str(exc)}
-    return {name: check(backend) for name, check in CHECKS.items()}
+    return {name: check(backend) for name, check in CHECKS.items() if not skip_reason(backend, name)}
 
 
 if __name__ == "__main__":

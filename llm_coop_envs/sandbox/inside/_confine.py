@@ -9,7 +9,7 @@ Where the warm interpreter may create namespaces (root, or bwrap's user namespac
 a mount namespace of its own: a fresh size- and inode-bounded tmpfs as its scratch folder and
 /dev/shm, every other mount read-only. Under the subprocess backend that namespace is a copy of the
 forking side's, which `enter_view` reduced once to an allow-list of the host (bwrap's view, built
-with mount calls). System V IPC and POSIX queues are denied by the seccomp
+with mount calls, with a /proc of the forking side's own PID namespace, see _namespaces.py). System V IPC and POSIX queues are denied by the seccomp
 filter; where there is none (not x86_64), the run gets an IPC namespace of its own instead. When the run's last process exits, the kernel drops all of it at once, so what a run
 leaves behind can neither reach nor slow down the next one.
 """
@@ -28,7 +28,7 @@ import _seccomp
 from _runner import CHANNEL_FD
 
 _CLONE_NEWNS, _CLONE_NEWIPC = 0x00020000, 0x08000000
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 8, 32, 4096
 _MS_MOVE, _MS_REC, _MS_PRIVATE = 8192, 16384, 1 << 18
 _MNT_DETACH = 2
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}  # syscall numbers (glibc has no wrapper)
@@ -95,14 +95,20 @@ def _stub(path: str, directory: bool) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
 
 
-def enter_view(entries: list, work_dir: str) -> None:
+def enter_view(entries: list, work_dir: str, fresh_proc: bool) -> str | None:
     """The subprocess backend's allow-list file view (see backend.subprocess_view), entered once by
     the forking side, whose runs inherit it: a mount namespace of its own whose root is a fresh
     read-only tmpfs holding only `entries`, each (kind, source, target): "bind" (read-only,
     recursive), "device" (read-only, devices allowed), "symlink", "tmpfs" (empty, read-only),
-    "dir", "proc" (the host's /proc), "scratch" (writable). The host's root is detached: nothing
-    else of it can be reached by any path. `work_dir` is an empty folder to build the root on."""
+    "dir", "proc", "scratch" (writable). The host's root is detached: nothing else of it can be
+    reached by any path. `work_dir` is an empty folder to build the root on.
+
+    "proc" is a procfs of the caller's own PID namespace when `fresh_proc` (the caller is that
+    namespace's init, see _namespaces.py), else, or if that mount fails, the host's /proc (a PID
+    namespace alone would leave every host process listed there). Returns None, or why a fresh
+    procfs was wanted and not made."""
     os.umask(0o022)
+    proc_failure = None
     _check(_libc.unshare(_CLONE_NEWNS), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     _mount("tmpfs", work_dir, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=1m,nr_inodes=4096")
@@ -118,6 +124,13 @@ def enter_view(entries: list, work_dir: str) -> None:
             if kind == "tmpfs":
                 _mount("tmpfs", at, "tmpfs", plain, "mode=0755,size=64k,nr_inodes=256")
                 read_only.append((at, plain))
+        elif kind == "proc" and fresh_proc:
+            _stub(at, True)
+            try:
+                _mount_proc(at)
+            except OSError as exc:
+                proc_failure = str(exc)
+                _mount(source, at, None, _MS_BIND | _MS_REC)
         else:  # a bind mount of the host's `source`
             _stub(at, os.path.isdir(source))
             _mount(source, at, None, _MS_BIND | (_MS_REC if kind != "scratch" else 0))
@@ -128,12 +141,21 @@ def enter_view(entries: list, work_dir: str) -> None:
         _mount(None, at, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | flags)
     _pivot_root(work_dir)
     _mount(None, "/", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+    return proc_failure
+
+
+def _mount_proc(at: str) -> None:
+    """A procfs of the caller's PID namespace at `at`, where a run sees only the processes of its
+    own uid (hidepid=2): not the forking side, and not an earlier run's zombie, whose name and
+    exit status would otherwise carry a message to the next run."""
+    _mount("proc", at, "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "hidepid=2")
 
 
 def private_mounts(scratch: str, uid: int, gid: int, scratch_mb: int, view: dict) -> None:
     """A mount namespace of this run's own, with fresh tmpfs at `scratch` (`scratch_mb`) and
-    /dev/shm and every mount in view["writable"] read-only. An IPC namespace too, unless the
-    seccomp filter already denies all IPC."""
+    /dev/shm and every mount in view["writable"] read-only; with view["proc"], a /proc of its
+    own too (bwrap's shows every process of the sandbox: see _mount_proc). An IPC namespace too,
+    unless the seccomp filter already denies all IPC."""
     _check(_libc.unshare(_CLONE_NEWNS | (0 if _seccomp.AVAILABLE else _CLONE_NEWIPC)), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     for point, kept in view["writable"]:
@@ -146,14 +168,17 @@ def private_mounts(scratch: str, uid: int, gid: int, scratch_mb: int, view: dict
            f"size={scratch_mb}m,nr_inodes={MAX_SCRATCH_FILES},{owner}")
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV,
            f"size={_protocol.SHM_BYTES},nr_inodes=256,{owner}")
+    if view.get("proc"):
+        _mount_proc("/proc")
 
 
-def namespaces_work(probe_dir: str) -> bool:
-    """Whether a forked child can make the run's private mounts here (probed once per worker)."""
+def namespaces_work(probe_dir: str, view: dict) -> bool:
+    """Whether a forked child can make the run's private mounts (with `view`) here (probed once
+    per worker)."""
     pid = os.fork()
     if pid == 0:
         try:
-            private_mounts(probe_dir, os.getuid(), os.getgid(), 1, {"writable": writable_mounts()})
+            private_mounts(probe_dir, os.getuid(), os.getgid(), 1, view)
             os._exit(0)
         except BaseException:
             os._exit(1)

@@ -19,7 +19,8 @@ socket, output pipes and pidfd to the judge (SCM_RIGHTS); when the judge is done
 run, and only then does the judge answer the host. Only the run's child confines itself; the
 judge keeps the warm interpreter's uid, file-system view and capabilities, and is not dumpable.
 Under bwrap the judge is the PID namespace's init (`--as-pid-1`): the sweep's kill(-1) spares it,
-and a run's signals without a handler never reach it.
+and a run's signals without a handler never reach it. Under the subprocess backend the judge
+makes the PID namespace as it forks the forking side, which is then its init (_namespaces.py).
 """
 
 from __future__ import annotations
@@ -40,14 +41,18 @@ import time
 
 import _confine
 import _judge
+import _namespaces
 import _protocol
 import _reap
 import _runner
+import _seccomp
 import _trash
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_SET_NAME = 15
+# The isolations a result may list (ExecutionResult.isolation), in this order.
+ISOLATIONS = ("file_view", "network", "pid_namespace", "run_uid", "ipc")
 WAITING_NAME = b"next-run"  # a run's child while it waits for its request (ps; the tests look for it)
 
 
@@ -115,10 +120,18 @@ class Zygote:
         self.next: _NextRun | None = None
         self.scratch = os.path.join(self.scratch_root, "run")
         os.mkdir(self.scratch, 0o755)
-        self.private = _confine.namespaces_work(self.scratch)  # else: a scratch folder per run
+        # bwrap's /proc shows the whole sandbox: each run mounts its own where it may (the
+        # subprocess backend's view already has one, see enter_view).
+        self.view = {"writable": _confine.writable_mounts(), "proc": hello.get("bwrap", False)}
+        self.private = _confine.namespaces_work(self.scratch, self.view)  # else: a scratch folder per run
+        if not self.private and self.view["proc"]:  # e.g. bwrap in a user namespace
+            self.view["proc"] = False
+            self.private = _confine.namespaces_work(self.scratch, self.view)
         if hello.get("view") is not None and not self.private:
             raise RuntimeError("the file view was made, but runs cannot get a mount namespace")
-        self.view = {"writable": _confine.writable_mounts()}
+        # Where a run could list the last run's unreaped processes, reap them all before it starts.
+        self.runs_see_only_their_own = self.view["proc"] or (hello.get("view") is not None
+                                                             and hello["pid_namespace"])
         self.trash = None if self.private else _trash.Trash(self.scratch_root)
 
     def _next_run(self) -> str:
@@ -218,11 +231,12 @@ class Zygote:
         one more atomic SIGKILL sweep over the run (a PID namespace's kill(-1), or a kill by the
         run's own uid), after which none of its processes can run code; their exit (which tears down the run's namespace and tmpfs, a few ms) then overlaps the next
         run, and they are reaped as they finish. Where no atomic sweep exists (walking /proc),
+        or where the next run's /proc would list them (a zombie keeps its name and exit status),
         wait until they are all gone. A plain run's scratch folder was renamed into the trash,
         emptied while no request waits."""
         if self.pending is None:
             return
-        if self.mode == "namespace" or self.run_uid is not None:
+        if (self.mode == "namespace" or self.run_uid is not None) and self.runs_see_only_their_own:
             _reap.signal_run(self.mode, self.run_uid, self.pending)
             _reap.reap_exited()
         else:
@@ -285,32 +299,47 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     control, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    missing: dict[str, str] = {}
+    if hello.get("view") is not None:  # the subprocess backend: the forking side is a PID 1
+        why = _namespaces.new_pid_namespace()
+        if why is not None:
+            missing["pid_namespace"] = why
     if os.fork() == 0:
         control.close()
-        _zygote(hello, host_in, zygote_end)
+        _zygote(hello, host_in, zygote_end, missing)
         os._exit(0)
     zygote_end.close()
-    if control.recv(16) != b"ready":
+    ready = control.recv(1 << 16)
+    if not ready.startswith(b"ready"):
         return
-    _protocol.write_frame(host_out, {"ready": True, "pid": os.getpid(), "preload_failed": failed})
+    _protocol.write_frame(host_out, {"ready": True, "pid": os.getpid(), "preload_failed": failed,
+                                     "isolation": json.loads(ready[len(b"ready"):])})
     _judge.serve(host_in, host_out, control)
 
 
-def _zygote(hello: dict, host_in: int, control: socket.socket) -> None:
-    """The forking side: never reads a test, so no run forked from it can find one."""
+def _zygote(hello: dict, host_in: int, control: socket.socket, missing: dict[str, str]) -> None:
+    """The forking side: never reads a test, so no run forked from it can find one. `missing`:
+    the isolations the judge could not set up for it, with why."""
     _die_with_parent()
     _reap.become_subreaper()
     if hello.get("view") is not None:
-        # The subprocess backend: from here on this process, and every run it forks, sees only
-        # the allow-list of the host (the judge keeps the host's view).
+        # The subprocess backend: from here on this process, and every run it forks, is alone on
+        # a network of its own (if `new_network` held) and sees only the allow-list of the host,
+        # with a /proc of its own PID namespace (the judge keeps the host's network and view).
+        why = _namespaces.new_network()
+        if why is not None:
+            missing["network"] = why
         work_dir = os.path.join(hello["scratch_root"], "view")
         os.mkdir(work_dir, 0o700)
-        _confine.enter_view(hello["view"], work_dir)
+        why = _confine.enter_view(hello["view"], work_dir, fresh_proc="pid_namespace" not in missing)
+        if why is not None:
+            missing["pid_namespace"] = why
+        hello["pid_namespace"] = "pid_namespace" not in missing
         host_path, view_path = hello["harness"]  # where this folder is, on the host and in the view
         sys.path[:] = [view_path if entry == host_path else entry for entry in sys.path]
     zygote = Zygote(hello)
     zygote.fork_next_run(host_in)
-    control.send(b"ready")
+    control.send(b"ready" + json.dumps(_isolation(hello, zygote, missing)).encode())
     while True:
         served = zygote.serve(control)
         if not served:
@@ -318,6 +347,18 @@ def _zygote(hello: dict, host_in: int, control: socket.socket) -> None:
         zygote.fork_next_run(host_in)
         if zygote.trash is not None:
             zygote.trash.empty_until(lambda: _waiting(host_in) or _waiting(zygote.next.report))
+
+
+def _isolation(hello: dict, zygote: Zygote, missing: dict[str, str]) -> dict:
+    """What keeps each run apart from the host and from other runs (docs/sandbox.md's table):
+    {"held": [names], "missing": {name: why}} for the names of ISOLATIONS."""
+    held = {"file_view": hello.get("view") is not None or hello.get("bwrap", False),
+            "network": hello.get("bwrap", False) or (hello.get("view") is not None
+                                                     and "network" not in missing),
+            "pid_namespace": hello["pid_namespace"],
+            "run_uid": zygote.fresh_uids,
+            "ipc": _seccomp.AVAILABLE or hello.get("bwrap", False) or zygote.private}
+    return {"held": [name for name in ISOLATIONS if held[name]], "missing": missing}
 
 
 def _waiting(fd: int) -> bool:
