@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 
 CHECKPOINTS = "checkpoints"
 PREFIX = "step-"
@@ -112,18 +114,55 @@ def save_checkpoint(accelerator: Any, run_dir: Path, step: int, state: Mapping[s
     return final
 
 
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read (damaged or incomplete files); the message names it and a way out."""
+
+
+def damaged(path: Path, what: str) -> CheckpointError:
+    return CheckpointError(
+        f"The checkpoint {path} cannot be read ({what}): delete that folder to use the checkpoint before it "
+        "(a run folder means its latest), or, with none left, start the run again with --resume --overwrite."
+    )
+
+
+def check_checkpoint(path: Path) -> dict[str, Any]:
+    """Read what a checkpoint must hold before any model loads: ``state.json`` with its step and keys,
+    and a readable ``weights/<key>.safetensors`` per key. Returns ``state.json``; raises
+    :class:`CheckpointError` naming the damaged file."""
+    from safetensors import safe_open
+
+    path = Path(path)
+    try:
+        state = json.loads((path / "state.json").read_text(encoding="utf-8"))
+        int(state["step"]), list(state["keys"])
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        raise damaged(path, f"state.json: {type(error).__name__}: {error}") from None
+    for key in state["keys"]:
+        weights = path / WEIGHTS / f"{key}.safetensors"
+        try:
+            with safe_open(str(weights), framework="pt") as handle:
+                list(handle.keys())
+        except Exception as error:  # noqa: BLE001 - safetensors raises its own errors for a bad header
+            raise damaged(path, f"{weights.relative_to(path)}: {' '.join(str(error).split())}") from None
+    return state
+
+
 def restore_checkpoint(accelerator: Any, path: Path, keys: list[str], modules: list[str] = ()) -> dict[str, Any]:
     """Load weights, optimizers (one per key of ``keys``, then one per owned module of ``modules``, in
-    those orders) and this rank's generators from ``path``; returns its ``state.json``."""
+    those orders) and this rank's generators from ``path``; returns its ``state.json``. A file that cannot
+    be read raises :class:`CheckpointError`."""
     modules = list(modules)
     path = Path(path)
-    state = json.loads((path / "state.json").read_text(encoding="utf-8"))
+    state = check_checkpoint(path)
     if state.get("keys", keys) != keys:
         raise ValueError(f"The checkpoint {path} trained the weights of {state['keys']}; this run trains {keys}.")
     if state.get("modules", modules) != modules:
         raise ValueError(f"The checkpoint {path} holds the algorithm modules {state['modules']}; "
                          f"this run's algorithm owns {modules}.")
-    accelerator.load_state(str(path))
+    try:
+        accelerator.load_state(str(path))
+    except (OSError, EOFError, RuntimeError, pickle.UnpicklingError, SafetensorError) as error:
+        raise damaged(path, f"{type(error).__name__}: {' '.join(str(error).split())[:200]}") from error
     return state
 
 
@@ -174,7 +213,7 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 def load_checkpoint(path: Path) -> dict[str, Any]:
     """The trained tensors of a checkpoint without an Accelerator: ``{"step", "state", "weights": {key: tensors}}``."""
     path = Path(path)
-    state = json.loads((path / "state.json").read_text(encoding="utf-8"))
+    state = check_checkpoint(path)
     return {"step": int(state["step"]), "state": state, "weights": read_weights(path)}
 
 

@@ -82,14 +82,17 @@ def train_command(argv: Sequence[str]) -> int:
         cfg = load_config(args.config, preset=args.preset, overrides=args.overrides, **fields)
         env, eval_env, algorithm = check_names(cfg)
         replaced = check_run_folder(cfg)
+        check_resume_checkpoint(cfg)
         check_models(cfg)
     except (ConfigError, ValueError, TypeError, KeyError, LookupError, RunExistsError, ModelUnavailable) as error:
         return _fail("llm-coop train", str(error.args[0]) if isinstance(error, KeyError) else str(error))
     if replaced is not None:
         print(replaced)
+    from trainers.checkpoint import CheckpointError
+
     try:
         run_training(cfg, env, eval_env, algorithm)
-    except RunExistsError as error:  # another process took the name since the check
+    except (RunExistsError, CheckpointError) as error:  # the name taken since the check; a damaged optimizer file
         return _fail("llm-coop train", str(error))
     return 0
 
@@ -114,6 +117,18 @@ def check_run_folder(cfg) -> str | None:
                 "--run-name NAME keeps a run of your own)." if cfg.run_name in demo_run_names()
                 else f"Replacing the previous run in {folder} (--overwrite).")
     return None
+
+
+def check_resume_checkpoint(cfg) -> None:
+    """The checkpoint ``--resume`` continues from can be read (``state.json``, the trained weights),
+    before any model loads: a damaged one is a line that names it and the way out."""
+    if not cfg.resume or cfg.run_name is None:
+        return
+    from trainers.checkpoint import check_checkpoint, latest_checkpoint
+
+    path = latest_checkpoint(Path(cfg.run_dir) / cfg.run_name)
+    if path is not None:
+        check_checkpoint(path)
 
 
 def demo_run_names() -> list[str]:
@@ -148,7 +163,15 @@ def check_names(cfg) -> tuple:
     from trainers.evaluate import make_eval_env
 
     llm_coop_envs.spec(cfg.env)
-    algorithm = build_algorithm(cfg)  # names first: they need no data
+    try:
+        algorithm = build_algorithm(cfg)  # names first: they need no data
+    except (ConfigError, ValueError, TypeError, KeyError):
+        raise
+    except Exception as error:  # noqa: BLE001 - a user's module may raise anything on import
+        message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+        if not isinstance(error, ImportError):
+            message = f"{type(error).__name__}: {message}"
+        raise ConfigError(f"--algo {cfg.algo}: {' '.join(message.split())}") from None
     try:
         env = llm_coop_envs.make(cfg.env, **cfg.env_kwargs)
         eval_env = make_eval_env(cfg) if cfg.eval_problems else None

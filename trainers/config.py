@@ -294,6 +294,8 @@ class TrainConfig:
             raise ValueError("resume=true needs the run_name of the run to continue.")
         if self.steps < 0:
             raise ValueError(f"steps must be >= 0, got {self.steps}.")
+        if not 0 < self.learning_rate < float("inf"):  # 0 trains a run that cannot change the weights
+            raise ValueError(f"learning_rate must be a number > 0, got {self.learning_rate} (e.g. learning_rate=1e-4).")
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1], got {self.gamma}.")
         if self.lora_r < 0:

@@ -57,6 +57,8 @@ class Budget:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if self.group_size < 2:
             raise ValueError("--group-size must be at least 2: a group-relative advantage needs siblings")
+        if not 0 < self.learning_rate < float("inf"):
+            raise ValueError(f"--learning-rate must be a number > 0, got {self.learning_rate} (e.g. --learning-rate 2e-4)")
         if self.sample_tokens % 2:
             raise ValueError(f"--sample-tokens must be even (the pair splits it in two), got {self.sample_tokens}")
 
@@ -132,7 +134,7 @@ def one_line(error: Exception) -> str:
     message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
     if not isinstance(error, (KeyError, ImportError, TypeError, ValueError)):  # raised by the user's module itself
         message = f"{type(error).__name__}: {message}"
-    if isinstance(error, ModuleNotFoundError) or isinstance(error.__cause__, ModuleNotFoundError):
+    if (isinstance(error, ModuleNotFoundError) or isinstance(error.__cause__, ModuleNotFoundError)) and "PYTHONPATH" not in message:
         message += " (is its package installed, or its folder on PYTHONPATH?)"
     return message.splitlines()[0] if message.strip() else type(error).__name__
 

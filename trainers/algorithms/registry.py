@@ -149,7 +149,8 @@ def _import(spec: str, name: str) -> Callable[..., Any]:
         for part in attribute.split("."):
             target = getattr(target, part)
     except (ImportError, AttributeError) as error:
-        raise ImportError(f"Cannot load the algorithm {name!r} from {spec!r}: {error}") from error
+        hint = " (is its package installed, or its folder on PYTHONPATH?)" if isinstance(error, ModuleNotFoundError) else ""
+        raise ImportError(f"Cannot load the algorithm {name!r} from {spec!r}: {error}{hint}") from error
     if not callable(target):
         raise TypeError(f"The algorithm {name!r} ({spec!r}) is not a class or a function.")
     return target
