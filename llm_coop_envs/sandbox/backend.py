@@ -49,8 +49,9 @@ BACKEND_VARIABLE = "LLM_COOP_SANDBOX_BACKEND"
 def refusal(backend: str) -> str:
     """The one-line error for a backend that would have to run untrusted code without a file view."""
     why = ("bubblewrap does not start here and " if backend == "auto" else "")
-    return (f"backend={backend!r}: {why}this process cannot give runs a mount namespace (not root, "
-            "or no CAP_SYS_ADMIN), so untrusted code would read every file this user can, answer keys "
+    return (f"backend={backend!r}: {why}this process cannot give runs a mount namespace (not root "
+            "or no CAP_SYS_ADMIN, and no unprivileged user namespaces), so untrusted code would read "
+            "every file this user can, answer keys "
             "included; install bubblewrap (with unprivileged user namespaces) or run as root, or opt "
             f"in by name: SandboxConfig(backend='unconfined') or {BACKEND_VARIABLE}=unconfined")
 
@@ -226,11 +227,16 @@ def bwrap_works() -> bool:
     return done.returncode == 0
 
 
-# Whether a process may give itself a mount namespace and mount there: the subprocess backend's
-# file view needs it (root with CAP_SYS_ADMIN). Run in a fresh interpreter, never a fork of ours.
+# Whether a process may give itself a mount namespace and mount there (argv: a folder, and "user"
+# to try from a user namespace of its own): the subprocess backend's file view needs it (root with
+# CAP_SYS_ADMIN, or unprivileged user namespaces). Run in a fresh interpreter, never a fork of ours.
 _VIEW_PROBE = """
 import ctypes, sys
+sys.path.insert(0, sys.argv[3])
 libc = ctypes.CDLL(None, use_errno=True)
+if sys.argv[2] == "user":
+    import _namespaces
+    _namespaces.enter_user_namespace()
 ok = (libc.unshare(0x00020000) == 0
       and libc.mount(None, b"/", None, ctypes.c_ulong(16384 | (1 << 18)), None) == 0
       and libc.mount(b"tmpfs", sys.argv[1].encode(), b"tmpfs", ctypes.c_ulong(6), b"size=4k") == 0)
@@ -238,12 +244,11 @@ sys.exit(0 if ok else 1)
 """
 
 
-@functools.lru_cache(maxsize=1)
-def view_works() -> bool:
-    """Whether the subprocess backend can give its runs the allow-list file view here."""
+def _view_probe(mode: str) -> bool:
     probe_dir = tempfile.mkdtemp(prefix="llm-coop-view-probe-")
     try:
-        argv = [os.path.realpath(sys.executable), "-E", "-s", "-S", "-c", _VIEW_PROBE, probe_dir]
+        argv = [os.path.realpath(sys.executable), "-E", "-s", "-S", "-c", _VIEW_PROBE, probe_dir,
+                mode, INSIDE_DIR]
         done = subprocess.run(argv, env=CLEAN_ENV,
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, timeout=20)
@@ -252,6 +257,19 @@ def view_works() -> bool:
     finally:
         os.rmdir(probe_dir)
     return done.returncode == 0
+
+
+@functools.lru_cache(maxsize=1)
+def view_mode() -> str | None:
+    """How the subprocess backend can give its runs the allow-list file view here: "root" (this
+    process may make mount namespaces), "user" (from a user namespace of the warm interpreter's
+    own: an ordinary user where the kernel allows them), or None (it cannot)."""
+    return next((mode for mode in ("root", "user") if _view_probe(mode)), None)
+
+
+def view_works() -> bool:
+    """Whether the subprocess backend can give its runs the allow-list file view here."""
+    return view_mode() is not None
 
 
 _warned: set[str] = set()
@@ -310,8 +328,10 @@ def plan(backend: str, preload: tuple[str, ...], max_file_mb: int) -> LaunchPlan
     """How to start a warm interpreter whose runs get a scratch folder of `max_file_mb` each.
     `backend` is what `resolve` returned."""
     # Root gives every run a uid of its own: RLIMIT_NPROC is not enforced for root, and another
-    # uid can neither signal the warm interpreter nor read what an earlier run left.
-    fresh_uids = os.geteuid() == 0
+    # uid can neither signal the warm interpreter nor read what an earlier run left. (In a user
+    # namespace of its own, only the caller's uid exists.)
+    in_user_namespace = backend == "subprocess" and view_mode() == "user"
+    fresh_uids = os.geteuid() == 0 and not in_user_namespace
     # bwrap's /tmp: where runs get no tmpfs of their own, it holds the run's folder and the last
     # one's (still being emptied), plus room for the warm interpreter's own files.
     scratch_mb = max_file_mb * 2 + 8
@@ -345,5 +365,6 @@ def plan(backend: str, preload: tuple[str, ...], max_file_mb: int) -> LaunchPlan
                 stubs[stub] = path
         hello["path"] = [site_dir]
     if backend == "subprocess":
-        hello.update(view=subprocess_view(scratch, stubs), harness=[INSIDE_DIR, HARNESS_DIR])
+        hello.update(view=subprocess_view(scratch, stubs), harness=[INSIDE_DIR, HARNESS_DIR],
+                     user_namespace=in_user_namespace)
     return LaunchPlan(backend, _python_argv(ZYGOTE_SCRIPT), hello, scratch)

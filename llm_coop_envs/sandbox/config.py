@@ -25,7 +25,7 @@ class SandboxConfig:
 
     backend: str = "auto"
     """"auto" picks "bwrap" when bubblewrap works here, else "subprocess" (weaker, warns once) when
-    its runs can get a file view of their own (mount namespaces: root), else refuses to run
+    its runs can get a file view of their own (mount namespaces: root, or an ordinary user's own user namespace), else refuses to run
     (SandboxUnavailable). "unconfined": the subprocess backend, where no file view can be made
     too (the program reads the host's files): the opt-in by name, also for "auto" through the
     LLM_COOP_SANDBOX_BACKEND variable. See docs/sandbox.md."""

@@ -61,19 +61,36 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int,
                        ctypes.c_ulong(flags), options and options.encode()), f"mount {target}")
 
 
-def writable_mounts() -> list[tuple[str, int]]:
-    """The mounts a run could write to, with the flags that a read-only remount must keep (a user
-    namespace may not clear a flag its parent set). Read once by the warm interpreter: its mount
-    table does not change, and a child then only makes the remount calls."""
-    found = []
+def _mount_table() -> list[tuple[str, list[str], int]]:
+    """Every mount: (mount point, its options, the flags a remount of it must keep: a user
+    namespace may not clear a flag its parent set)."""
+    table = []
     with open("/proc/self/mountinfo", "rb") as f:
         for line in f:
             fields = line.split()
             point, options = fields[4].decode(), fields[5].decode().split(",")
-            if "ro" in options or point in ("/proc", "/sys") or point.startswith(("/proc/", "/sys/")):
-                continue
-            found.append((point, sum(flag for name, flag in _KEPT_FLAGS.items() if name in options)))
-    return found
+            table.append((point, options, sum(flag for name, flag in _KEPT_FLAGS.items()
+                                              if name in options)))
+    return table
+
+
+def writable_mounts() -> list[tuple[str, int]]:
+    """The mounts a run could write to, with the flags that a read-only remount must keep. Read
+    once by the warm interpreter: its mount table does not change, and a child then only makes
+    the remount calls."""
+    return [(point, kept) for point, options, kept in _mount_table()
+            if not ("ro" in options or point in ("/proc", "/sys")
+                    or point.startswith(("/proc/", "/sys/")))]
+
+
+def _kept_flags(path: str, table: list[tuple[str, list[str], int]]) -> int:
+    """The flags a read-only remount of a bind of `path` must keep: those of the mount holding it
+    (the last one mounted on the longest matching mount point)."""
+    best, kept = -1, 0
+    for point, _, flags in table:
+        if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) >= best:
+            best, kept = len(point), flags
+    return kept
 
 
 def _pivot_root(new_root: str) -> None:
@@ -109,6 +126,7 @@ def enter_view(entries: list, work_dir: str, fresh_proc: bool) -> str | None:
     procfs was wanted and not made."""
     os.umask(0o022)
     proc_failure = None
+    table = _mount_table()
     _check(_libc.unshare(_CLONE_NEWNS), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     _mount("tmpfs", work_dir, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=1m,nr_inodes=4096")
@@ -135,7 +153,8 @@ def enter_view(entries: list, work_dir: str, fresh_proc: bool) -> str | None:
             _stub(at, os.path.isdir(source))
             _mount(source, at, None, _MS_BIND | (_MS_REC if kind != "scratch" else 0))
             if kind in ("bind", "device"):
-                read_only.append((at, _MS_NOSUID if kind == "device" else plain))
+                own = _MS_NOSUID if kind == "device" else plain
+                read_only.append((at, own | _kept_flags(os.path.realpath(source), table)))
     # Folders made above are read-only once everything is mounted on them (inner mounts first).
     for at, flags in reversed(read_only):
         _mount(None, at, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | flags)

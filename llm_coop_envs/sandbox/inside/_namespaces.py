@@ -11,6 +11,11 @@ the same ones with --unshare-net and --unshare-pid).
   before the next starts) and by no other worker or host process.
 
 Each returns None when the namespace was made, else why not (the host records it and warns once).
+
+* User: as an ordinary user (no CAP_SYS_ADMIN), the warm interpreter first enters a user namespace
+  of its own (`enter_user_namespace`), where the caller's uid and gid are root, so that it may make
+  the namespaces above and the file view, as bwrap does for an ordinary user. Only those ids exist
+  there: the runs cannot get fresh uids.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import os
 import socket
 import struct
 
-_CLONE_NEWNET, _CLONE_NEWPID = 0x40000000, 0x20000000
+_CLONE_NEWNET, _CLONE_NEWPID, _CLONE_NEWUSER = 0x40000000, 0x20000000, 0x10000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _IFREQ = "16sH22x"  # struct ifreq: the name, then ifr_flags in the union (40 bytes on Linux)
 
@@ -32,6 +37,19 @@ def _unshare(flag: int, what: str) -> str | None:
     if _libc.unshare(flag) != 0:
         return f"unshare({what}): {os.strerror(ctypes.get_errno())}"
     return None
+
+
+def enter_user_namespace() -> None:
+    """Moves the (single-threaded) caller into a new user namespace where its own uid and gid are
+    0 and it holds every capability over the namespaces it makes next; raises OSError if not."""
+    uid, gid = os.getuid(), os.getgid()
+    why = _unshare(_CLONE_NEWUSER, "CLONE_NEWUSER")
+    if why is not None:
+        raise OSError(why)
+    # setgroups must be denied before an unprivileged process may write its own gid_map.
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
 
 
 def new_pid_namespace() -> str | None:

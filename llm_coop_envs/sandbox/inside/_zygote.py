@@ -130,8 +130,9 @@ class Zygote:
         if hello.get("view") is not None and not self.private:
             raise RuntimeError("the file view was made, but runs cannot get a mount namespace")
         # Where a run could list the last run's unreaped processes, reap them all before it starts.
-        self.runs_see_only_their_own = self.view["proc"] or (hello.get("view") is not None
-                                                             and hello["pid_namespace"])
+        # (hidepid hides other uids' processes: runs sharing one uid see each other's.)
+        self.runs_see_only_their_own = self.fresh_uids and (
+            self.view["proc"] or (hello.get("view") is not None and hello["pid_namespace"]))
         self.trash = None if self.private else _trash.Trash(self.scratch_root)
 
     def _next_run(self) -> str:
@@ -289,6 +290,8 @@ def _remember_uid(scratch_root: str, uid: int) -> None:
 def main() -> None:
     host_in, host_out = _take_host_channel()
     hello = _protocol.read_frame(host_in)
+    if hello.get("user_namespace"):  # an ordinary user without bwrap (backend.view_mode)
+        _namespaces.enter_user_namespace()
     if not hello["pid_namespace"]:
         _die_with_parent()
     _not_dumpable()
