@@ -7,7 +7,9 @@
      "env": {"id": "coop_basics-v0", "kwargs": {"split": "test"}}}
 
 Run records (:func:`config_provenance`) also name the algorithm that trained, by the import path of
-its class and its options (``algorithm``), and every record the versions of the packages that made it
+its class and its options (``algorithm``), and the code that ran (``code``: the project's source hash,
+git commit and dirty flag, a plug-in's module hash; :mod:`trainers.code_version`), and every record
+the versions of the packages that made it
 (``versions``: the project, Python, torch, transformers, peft and, when installed, vLLM).
 
 ``model`` is a name or path (recorded with :func:`trainers.model_cache.model_record`: an id another
@@ -67,6 +69,9 @@ def config_provenance(cfg: Any, *, greedy: bool = False, env_kwargs: Mapping[str
         agent_models=cfg.agent_models, agent_sampling={agent: settings(agent) for agent in cfg.agent_sampling},
     )
     record["algorithm"] = algorithm_record(cfg, algorithm)
+    from trainers.code_version import code_record
+
+    record["code"] = code_record(cfg.algo if algorithm is None else algorithm)
     if getattr(cfg, "backend", None) == "vllm":
         record["versions"]["vllm"] = _version("vllm")
     return record

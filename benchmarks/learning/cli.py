@@ -197,15 +197,16 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
     meta = {
         "env": args.env, "algorithms": algorithms, "seeds": list(args.seeds), "budget": dataclasses.asdict(budget),
         "overrides": list(args.set), "eval_sets": eval_sets, "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
-        "provenance": bench_provenance(args.env, budget),
+        "provenance": bench_provenance(args.env, budget), "code": bench_code(algorithms),
         "sessions": [],
     }
-    _check_resumable(meta, runs_dir)
+    _check_resumable(meta, runs_dir, reuse=args.reuse)
     meta["teams"] = check_algorithms(meta["algorithms"])
     meta["algorithm_records"] = algorithm_records(meta["algorithms"], meta["overrides"])
     # Every invocation that trained is kept, with the machine's load around it: a resumed benchmark
     # ran in several sessions, under whatever load each one had.
-    meta["sessions"].append({"command": "llm-coop bench " + portable_command(list(argv)), "uptime_start": uptime()})
+    meta["sessions"].append({"command": "llm-coop bench " + portable_command(list(argv)), "uptime_start": uptime(),
+                             "code": meta["code"]})
     return meta
 
 
@@ -317,7 +318,19 @@ def check_eval_sets(env: str, eval_sets: dict[str, dict[str, Any]]) -> None:
             raise ValueError(f"--eval-set {name}: {one_line(error)}") from None
 
 
-def _check_resumable(meta: dict[str, Any], runs_dir: Path) -> None:
+def bench_code(algorithms: Sequence[str]) -> dict[str, Any]:
+    """The code this bench runs: the project's source hash and git state, and each plug-in algorithm's
+    module hash (``None`` for a bundled one, which the source hash covers)."""
+    from trainers.code_version import code_record
+
+    records = {algo: code_record(algo) for algo in algorithms}
+    project = code_record()
+    return {**project, "plugins": {algo: record["plugin"] for algo, record in records.items()}}
+
+
+def _check_resumable(meta: dict[str, Any], runs_dir: Path, reuse: bool = False) -> None:
+    from trainers.code_version import changed_code
+
     if not (runs_dir / META_FILE).is_file():
         return
     old = _load_meta(runs_dir)
@@ -327,6 +340,12 @@ def _check_resumable(meta: dict[str, Any], runs_dir: Path) -> None:
     if changed:
         raise ValueError(f"{runs_dir} holds a benchmark with other settings ({', '.join(changed)} differ): "
                          "use another --runs-dir, or delete that folder to start over")
+    code = changed_code(old.get("code"), meta["code"])
+    if code and not reuse:
+        # Its finished runs would be kept and reported beside new ones as if the same code had run.
+        raise ValueError(f"{runs_dir} holds runs of other code ({' and '.join(code)} changed since): use another "
+                         "--runs-dir to train afresh, or --reuse to keep its finished runs (each run's records name "
+                         "the code it ran)")
     # Adding seeds or algorithms later extends the experiment; the runs already there are kept.
     meta["seeds"] = sorted(set(old["seeds"]) | set(meta["seeds"]))
     meta["algorithms"] += [algo for algo in old["algorithms"] if algo not in meta["algorithms"]]
@@ -418,6 +437,8 @@ def _parser() -> argparse.ArgumentParser:
                         "benchmarks/results/ is written only when --out names it")
     parser.add_argument("--docs-images", metavar="DIR", help="also copy curves.png to DIR/learning_<env>_curves.png (e.g. docs/images)")
     parser.add_argument("--report-only", action="store_true", help="do not train; rebuild the report from the run folders")
+    parser.add_argument("--reuse", action="store_true", help="keep the finished runs of --runs-dir although the project's "
+                        "source or a plug-in algorithm changed since they ran")
     parser.add_argument("--timeout-min", type=float, default=None, help="stop a run after this many minutes (it is reported failed)")
     parser.add_argument("--eval-set", action="append", default=[], metavar="NAME={KEY: VALUE, ...}",
                         help="an extra held-out set: the env kwargs that replace the held-out ones (YAML), evaluated "
