@@ -54,7 +54,7 @@ def _sandbox_phases(drafts: list, config) -> tuple[dict[str, list[float]], list[
     healthy = False
     try:
         for draft in drafts:
-            program, tests, entry_point, context = draft.job
+            program, tests, entry_point, context = draft.jobs[0]
             frames = api.encode_request(program, tests, entry_point, config, context)
             sent = time.monotonic()
             worker.send(frames)
@@ -86,7 +86,7 @@ def _host_work(env, task_ids: list[str], problems: dict, helper: str) -> dict[st
         stepped = time.perf_counter()
         draft = task._draft(index, replies["helper"], replies["main"])
         drafted = time.perf_counter()
-        program, tests, entry_point, context = draft.job
+        program, tests, entry_point, context = draft.jobs[0]
         result = api.run_tests(program, tests, entry_point, task.sandbox, context=context)
         ran = time.perf_counter()
         verdict = draft.verdict(result)

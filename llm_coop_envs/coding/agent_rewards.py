@@ -9,8 +9,8 @@ default) from the same step:
   with its partner's reference and judged as a program of its own. The helper is scored on
   (its helper + the reference main), main on (the reference helper + its main). Those programs run in
   the same sandbox batch as the joint program (up to 3 programs per step instead of 1).
-* **Structure credit**, when there is no reference (``coop_humaneval-v1``, ``humaneval-v1``,
-  ``mbpp-v1``): the joint reward's components, shared, except the structure level, which goes to the
+* **Structure credit**, when there is no reference (``coop_humaneval-v2``, ``humaneval-v2``,
+  ``mbpp-v2``): the joint reward's components, shared, except the structure level, which goes to the
   agent that owns it.
 
 In both cases an agent is never paid for its partner's structure component: ``helper_defined``

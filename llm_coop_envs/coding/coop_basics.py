@@ -1,4 +1,4 @@
-"""# CoopBasics (``coop_basics-v1``)
+"""# CoopBasics (``coop_basics-v2``)
 
 A cooperative coding suite written by this project and shipped inside the package, so it loads
 offline with no download and no data folder. Each problem splits naturally into a helper function
@@ -11,7 +11,7 @@ or other public sets, so the held-out split is unseen by any benchmark a pretrai
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("coop_basics-v1", split="test", tier=1)
+env = llm_coop_envs.make("coop_basics-v2", split="test", tier=1)
 observations, infos = env.reset(seed=0)
 ```
 
@@ -79,7 +79,12 @@ and that task ids, entry points and prompts are unique, and says which file and 
 
 ## Version history
 
-* v1: scored on hidden tests only (each problem's tests marked ``"public": true`` feed back between
+* v2: the ``v2`` scoring rules (``llm_coop_envs.coding.rules``): cooperation credit only when main's
+  program needs the helper's ``aux`` (stand-ins for ``aux`` fail, and main with the reference ``aux``
+  and the helper with the reference main pass: ``llm_coop_envs.coding.dependence``); feedback from
+  public tests only, nothing about hidden tests; problems whose hidden tests never told ``aux`` from a
+  stand-in get further hidden tests (``llm_coop_envs.coding.extra_hidden``). Same problems and splits as v1.
+* v1 (superseded; ``make`` warns with its holes): scored on hidden tests only (each problem's tests marked ``"public": true`` feed back between
   turns and never score); ``helper_defined`` and the cooperation levels pay only when every hidden test
   passes (``llm_coop_envs.coding.rules``). The committed learning results on the results page were
   measured on v0. Its ``test`` split holds the same problems as v0's, in turns of tiers (v0: tier by
@@ -94,7 +99,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from llm_coop_envs.coding.factory import coding_env, warn_v0
+from llm_coop_envs.coding.factory import coding_env, warn_v0, warn_v1
 from llm_coop_envs.coding.suite import load_suite, packaged_suite_dir, to_row
 from llm_coop_envs.core.env import CoopEnv
 
@@ -108,7 +113,19 @@ def env(
     suite_dir: str | os.PathLike | None = None,
     **kwargs: Any,
 ) -> CoopEnv:
-    """The CoopBasics env (``coop_basics-v1``); see the module docstring for the arguments."""
+    """The CoopBasics env (``coop_basics-v2``); see the module docstring for the arguments."""
+    return _make("coop_basics-v2", split, tier, suite_dir, rules="v2", test_in_turns=True, **kwargs)
+
+
+def env_v1(
+    *,
+    split: str = "train",
+    tier: int | Iterable[int] | None = None,
+    suite_dir: str | os.PathLike | None = None,
+    **kwargs: Any,
+) -> CoopEnv:
+    """The superseded ``coop_basics-v1`` (cooperation read from the code, hidden tests in feedback); warns."""
+    warn_v1("coop_basics-v1", "coop_basics-v2")
     return _make("coop_basics-v1", split, tier, suite_dir, rules="v1", test_in_turns=True, **kwargs)
 
 
@@ -120,7 +137,7 @@ def env_v0(
     **kwargs: Any,
 ) -> CoopEnv:
     """The deprecated ``coop_basics-v0`` (tests shown in feedback also score); warns with its holes."""
-    warn_v0("coop_basics-v0", "coop_basics-v1")
+    warn_v0("coop_basics-v0", "coop_basics-v2")
     return _make("coop_basics-v1", split, tier, suite_dir, **kwargs)
 
 

@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llm_coop_envs.coding.extra_hidden import with_extra_hidden
 from llm_coop_envs.coding.reference_tests import has_reference, reference_test_sources
 from llm_coop_envs.coding.repairs import repair_row
 from llm_coop_envs.coding.rules import scoring_rules
@@ -24,6 +25,15 @@ V0_HOLE = (
     "and cooperation pays only when every test passes."
 )
 
+V1_HOLE = (
+    "{old} is superseded: its cooperation credit is read from the code, so it pays for calls of the "
+    "helper that do no work (an identity aux routed through, `_ = aux(n)`, a try that falls back to "
+    "main's own code, a helper that redefines builtins main uses), and its feedback lets hidden tests "
+    "speak within an episode (hidden pass counts, the exception kinds a program chooses, failing calls, "
+    "agents' own identifiers). Use {new}: cooperation is paid only when main fails with aux replaced by "
+    "stand-ins, and feedback comes from public tests only."
+)
+
 
 def trusted_rows(dataset: str, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The rows with their known conversion defects repaired and, where a row ships a reference
@@ -39,6 +49,11 @@ def trusted_rows(dataset: str, rows: Sequence[Mapping[str, Any]]) -> list[dict[s
 def warn_v0(old: str, new: str) -> None:
     """Warn that a ``-v0`` coding env is deprecated, naming its holes (shown by default)."""
     warnings.warn(V0_HOLE.format(old=old, new=new), FutureWarning, stacklevel=3)
+
+
+def warn_v1(old: str, new: str) -> None:
+    """Warn that an id scored by the ``v1`` rules is superseded, naming its holes (shown by default)."""
+    warnings.warn(V1_HOLE.format(old=old, new=new), FutureWarning, stacklevel=3)
 
 
 def coding_env(
@@ -60,6 +75,8 @@ def coding_env(
     :class:`CoopEnv` unchanged. ``rows`` may be a lazy sequence when ``split="all"``."""
     lazy = split == "all" and not isinstance(rows, (list, tuple))
     chosen = rows if lazy else select_split(rows, dataset, split, custom_data=data_path is not None)
+    if scoring_rules(rules).example_free_hidden and not lazy:
+        chosen = [with_extra_hidden(dataset, row) for row in chosen]
     if scoring_rules(rules).reference_expected and not lazy:
         chosen = trusted_rows(dataset, chosen)
     task = CodingTask(

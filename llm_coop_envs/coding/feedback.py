@@ -11,6 +11,12 @@ What it says about tests depends on the problem's tests (``llm_coop_envs.coding.
 * ``"public"`` (``v1`` rules): failing **public** asserts are quoted; hidden tests are counted, with
   the error types of those that failed. A problem too small to split names each failing call and its
   error type, never an expected value.
+* ``"silent"`` (``v2`` rules): hidden tests never speak. The feedback names failing **public** tests
+  only (their asserts are written from the prompt), each with one of three fixed verdicts (wrong result,
+  error, time limit), from a run of the public tests alone in a process that never ran a hidden test;
+  it says nothing of hidden tests (no count, no kind, no call), never names an exception the program
+  raised, and never lists an identifier an agent chose (only the prompt's ``aux``). The channels that
+  remain: the public verdicts, and an episode that ends when solved (one bit per turn).
 * ``"leaky"`` (``v0`` rules, or ``leaky_feedback=True`` to reproduce the MAGRPO reference code's level
   feedback): failing scoring asserts are quoted word for word, expected values included. The next turn
   is scored on those same asserts, so a policy can be paid for copying them: use it only to reproduce
@@ -29,7 +35,9 @@ from llm_coop_envs.coding.tests_split import TestCase
 
 MAX_FAILURES_SHOWN = 3
 MAX_LABEL_CHARS = 160
-FEEDBACK_MODES = ("public", "leaky")
+FEEDBACK_MODES = ("public", "silent", "leaky")
+VERDICTS = {"failed": "wrong result", "timeout": "time limit"}
+"""The three words of a public test's verdict under ``"silent"`` (anything else is "error")."""
 BUILTIN_ERRORS = frozenset(name for name, value in vars(builtins).items()
                            if isinstance(value, type) and issubclass(value, BaseException))
 OWN_CLASS = "an exception of the program's own class"
@@ -62,6 +70,8 @@ def _helper_lines(verdict: Verdict) -> list[str]:
         lines = [f"Helper: {names} found."]
     if program.dropped_from_helper:
         lines.append(f"Your `{verdict.problem.entry_point}` was ignored: the main agent writes it.")
+    if program.dropped_shadowing:
+        lines.append("Your definitions of builtin or standard-library names that the program uses were ignored.")
     return lines
 
 
@@ -88,6 +98,8 @@ def _program_lines(verdict: Verdict, role: str, mode: str) -> list[str]:
         position = f" at line {issue.line}, column {issue.col}" if issue.line is not None else ""
         shown = f": `{issue.text}`" if issue.text else ""
         return [f"Syntax error{where}{position}: {issue.message}{shown}. Tests not run."]
+    if mode == "silent":
+        return _public_lines(verdict)
     result = verdict.result
     if result is None:
         return ["Tests: not run."]
@@ -114,6 +126,26 @@ def _test_lines(verdict: Verdict, mode: str) -> list[str]:
     return lines + [f"Public examples: {shown}/{len(public)} passed."] + _quoted(public)
 
 
+def _public_lines(verdict: Verdict) -> list[str]:
+    """``"silent"`` feedback: the public tests' own run, three verdict words, nothing hidden."""
+    result, public = verdict.public_result, verdict.problem.public_tests
+    if not public or result is None:
+        return ["Public examples: none for this problem (hidden tests are not reported during an episode)."]
+    if result.status not in ("ok", "timeout"):
+        return ["The program failed to load (error). Public examples not run."]
+    pairs = list(zip(public, result.tests))
+    shown = sum(o.status == "passed" for _, o in pairs)
+    lines = [f"Public examples: {shown}/{len(public)} passed."]
+    lines += _failure_lines(pairs, lambda test: f"failed `{_short(test.label, MAX_LABEL_CHARS)}`", _verdict)
+    if result.status == "timeout":
+        lines.append("The run was stopped at its time limit (an endless loop or very slow code?).")
+    return lines
+
+
+def _verdict(outcome) -> str:
+    return VERDICTS.get(outcome.status, "error")
+
+
 def _quoted(pairs: list) -> list[str]:
     return _failure_lines(pairs, lambda test: f"failed `{_short(test.label, MAX_LABEL_CHARS)}`")
 
@@ -122,10 +154,11 @@ def _named_calls(pairs: list, entry_point: str) -> list[str]:
     return _failure_lines(pairs, lambda test: f"failed on `{_short(_call_text(test, entry_point), MAX_LABEL_CHARS)}`")
 
 
-def _failure_lines(pairs: list, describe) -> list[str]:
+def _failure_lines(pairs: list, describe, reason=None) -> list[str]:
     """Up to ``MAX_FAILURES_SHOWN`` failed tests, each as ``describe(test)`` and its reason, then a count."""
+    reason = reason or _reason
     failures = [(t, o) for t, o in pairs if o.status != "passed"]
-    lines = [f"- {describe(t)} ({_reason(o)})" for t, o in failures[:MAX_FAILURES_SHOWN]]
+    lines = [f"- {describe(t)} ({reason(o)})" for t, o in failures[:MAX_FAILURES_SHOWN]]
     if len(failures) > MAX_FAILURES_SHOWN:
         lines.append(f"- and {len(failures) - MAX_FAILURES_SHOWN} more failed.")
     return lines

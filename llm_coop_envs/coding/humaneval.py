@@ -1,4 +1,4 @@
-"""# HumanEval (``humaneval-v1``)
+"""# HumanEval (``humaneval-v2``)
 
 OpenAI's HumanEval (164 problems) as a two-agent task: the **helper** writes a function ``aux``,
 the **main** agent writes the problem's entry-point function and may call ``aux``. The problems
@@ -7,7 +7,7 @@ so nothing is downloaded.
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("humaneval-v1", split="test")
+env = llm_coop_envs.make("humaneval-v2", split="test")
 observations, infos = env.reset(options={"task_id": "HumanEval/0"})
 ```
 
@@ -34,7 +34,12 @@ page.
 
 ## Version history
 
-* v1: scored on hidden tests only; public tests (see the [Coding tasks](coding.md) page) feed back
+* v2: the ``v2`` scoring rules (``llm_coop_envs.coding.rules``): cooperation credit only when main's
+  program needs the helper's ``aux`` (counterfactual runs with ``aux`` replaced by stand-ins, see
+  ``llm_coop_envs.coding.dependence``); only ``aux`` is the helper's function; feedback from public
+  tests only, with three fixed verdicts, and nothing about hidden tests; every scored problem has a
+  hidden test that is not a prompt example.
+* v1 (superseded; ``make`` warns with its holes): scored on hidden tests only; public tests (see the [Coding tasks](coding.md) page) feed back
   between turns; expected values from the reference where the dataset ships one, broken conversions
   repaired; ``helper_defined`` and the cooperation levels pay only when every hidden test passes
   (``llm_coop_envs.coding.rules``).
@@ -47,7 +52,7 @@ import functools
 import os
 from typing import Any
 
-from llm_coop_envs.coding.factory import coding_env, warn_v0
+from llm_coop_envs.coding.factory import coding_env, warn_v0, warn_v1
 from llm_coop_envs.core.env import CoopEnv
 from llm_coop_envs.data import read_rows
 
@@ -55,14 +60,21 @@ DATASET = "humaneval"
 
 
 def env(*, data_path: str | os.PathLike | None = None, **kwargs: Any) -> CoopEnv:
-    """The HumanEval env (``humaneval-v1``); see the module docstring for the arguments."""
+    """The HumanEval env (``humaneval-v2``); see the module docstring for the arguments."""
+    rows = humaneval_rows(data_path)
+    return coding_env(DATASET, rows, data_path=data_path, name="humaneval-v2", rules="v2", **kwargs)
+
+
+def env_v1(*, data_path: str | os.PathLike | None = None, **kwargs: Any) -> CoopEnv:
+    """The superseded ``humaneval-v1`` (cooperation read from the code, hidden tests in feedback); warns."""
+    warn_v1("humaneval-v1", "humaneval-v2")
     rows = humaneval_rows(data_path)
     return coding_env(DATASET, rows, data_path=data_path, name="humaneval-v1", rules="v1", **kwargs)
 
 
 def env_v0(*, data_path: str | os.PathLike | None = None, **kwargs: Any) -> CoopEnv:
     """The deprecated ``humaneval-v0`` (tests shown in feedback also score); warns with its holes."""
-    warn_v0("humaneval-v0", "humaneval-v1")
+    warn_v0("humaneval-v0", "humaneval-v2")
     rows = humaneval_rows(data_path)
     return coding_env(DATASET, rows, data_path=data_path, name="humaneval-v0", **kwargs)
 

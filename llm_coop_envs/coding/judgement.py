@@ -29,6 +29,7 @@ def judgement(verdict: Verdict) -> Mapping[str, Any]:
         "main_defined": program.main_defined,
         "dropped_from_helper": list(program.dropped_from_helper),
         "dropped_from_main": list(program.dropped_from_main),
+        "dropped_shadowing": list(program.dropped_shadowing),
         "syntax_error": _syntax_error(verdict),
         **_test_facts(verdict),
         "helper_use": {
@@ -37,6 +38,7 @@ def judgement(verdict: Verdict) -> Mapping[str, Any]:
             "ignores_return": verdict.helper_use.ignores_return,
             "used": list(verdict.helper_use.used),
         },
+        "helper_dependence": None if verdict.dependence is None else verdict.dependence.as_details(),
     })
 
 
@@ -52,10 +54,11 @@ def _test_facts(verdict: Verdict) -> dict[str, Any]:
     """The tests (labels, and outcomes when the program ran) and the sandbox run's summary."""
     problem, result = verdict.problem, verdict.result
     scoring = len(problem.tests)
-    outcomes = [] if result is None else [
+    ran = [] if result is None else list(result.tests[:scoring]) + list(verdict.public_outcomes)
+    outcomes = [
         {"test": t.label, "public": i >= scoring, "status": o.status, "error_type": o.error_type,
          "message": o.message, "fallback": o.fallback}
-        for i, (t, o) in enumerate(zip(problem.tests_to_run, result.tests))
+        for i, (t, o) in enumerate(zip(problem.tests_to_run, ran))
     ]
     return {
         "scoring_tests": [t.label for t in problem.tests],

@@ -54,7 +54,7 @@ class CodingProblem:
             raise ValueError(f"Problem {row['task_id']!r}: entry_point {row['entry_point']!r} is not a Python name.")
         _check_test_and_prompt(row, position)
         public_source = row.get("public_test") if isinstance(row.get("public_test"), str) else None
-        split = (dataset, public_source) if rules.hidden_tests else None
+        split = (dataset, public_source, rules.example_free_hidden) if rules.hidden_tests else None
         public, tests, context = _prepare(row["prompt"], row["test"], row["entry_point"], split)
         return cls(
             task_id=row["task_id"],
@@ -91,14 +91,15 @@ def _syntax_error(code: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _prepare(prompt: str, test: str, entry_point: str, split: tuple[str, str | None] | None
+def _prepare(prompt: str, test: str, entry_point: str, split: tuple[str, str | None, bool] | None
              ) -> tuple[tuple[TestCase, ...], tuple[TestCase, ...], str]:
-    """(public tests, scoring tests, context); ``split`` is (dataset, public source) under hidden-test rules."""
+    """(public tests, scoring tests, context); ``split`` is (dataset, public source, whether written
+    examples count) under hidden-test rules."""
     # Envs are made often (trainers, tests, evaluation scripts); split each problem once per process.
     tests = split_check(test)
     public = ()
     if split is not None:
-        public, tests = split_public(tests, prompt, entry_point, split[1], split[0])
+        public, tests = split_public(tests, prompt, entry_point, split[1], split[0], split[2])
     return public, tests, prompt_context(prompt, entry_point)
 
 

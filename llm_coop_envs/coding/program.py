@@ -8,17 +8,29 @@ Who owns what:
   defined: every top-level statement of main's that binds a helper function's name (``def aux``,
   ``aux = mine``, ``class aux``, ``import ... as aux``) is dropped, so the helper's work is what
   runs. Both drops are reported in feedback and details.
+
+Under rules with counterfactual cooperation (``v2``) only ``aux``, the function the prompts ask for, is
+the helper's function, and a helper definition that shadows a builtin or standard-library name that
+main's code (or the prompt's) uses is dropped (``dropped_shadowing``): a helper that redefines ``range``
+must not turn main's ordinary code into a use of the helper.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
+import re
+import sys
 
 from llm_coop_envs.coding.parsing import ParsedReply, Piece
 from llm_coop_envs.coding.problems import CodingProblem
+from llm_coop_envs.coding.prompts import HELPER_NAME
 
 _COMPILE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PROTECTED_NAMES = frozenset(dir(builtins)) | frozenset(sys.stdlib_module_names)
+"""Names a helper may not redefine for main under counterfactual rules (builtins, standard modules)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,12 +63,22 @@ class Program:
     dropped_from_helper: tuple[str, ...]
     dropped_from_main: tuple[str, ...]
     syntax: SyntaxIssue | None
+    dropped_shadowing: tuple[str, ...] = ()
+    """Builtin or standard-library names whose helper definitions were dropped (``v2`` rules)."""
 
 
-def build_program(problem: CodingProblem, helper: ParsedReply, main: ParsedReply) -> Program:
+def build_program(problem: CodingProblem, helper: ParsedReply, main: ParsedReply,
+                  aux_only: bool = False) -> Program:
+    """The program of ``helper`` and ``main``; ``aux_only``: the counterfactual rules' ownership."""
     entry = problem.entry_point
     helper_pieces = [p for p in helper.pieces if p.name != entry]
-    helper_names = tuple(dict.fromkeys(p.name for p in helper_pieces if _is_function(p)))
+    shadowing: set[str] = set()
+    if aux_only:
+        used = _names_used(main) | _names_used_in(problem.context)
+        shadowing = {n for p in helper_pieces for n in _binds(p) & PROTECTED_NAMES & used}
+        helper_pieces = [p for p in helper_pieces if not _binds(p) & shadowing]
+    helper_names = tuple(dict.fromkeys(p.name for p in helper_pieces if _is_function(p)
+                                       and (not aux_only or p.name == HELPER_NAME)))
     rebinding = [p for p in main.pieces if _binds(p) & set(helper_names)]
     main_pieces = [p for p in main.pieces if p not in rebinding]
     helper_code = _join(helper_pieces)
@@ -68,12 +90,25 @@ def build_program(problem: CodingProblem, helper: ParsedReply, main: ParsedReply
         helper_code=helper_code,
         main_code=main_code,
         helper_functions=helper_names,
-        helper_returns=any(_is_function(p) and p.has_return for p in helper_pieces),
+        helper_returns=any(_is_function(p) and p.name in helper_names and p.has_return for p in helper_pieces),
         main_defined=any(_is_function(p) and p.name == entry for p in main_pieces),
         dropped_from_helper=tuple(dict.fromkeys(p.name for p in helper.pieces if p.name == entry)),
         dropped_from_main=tuple(dict.fromkeys(n for p in rebinding for n in sorted(_binds(p) & set(helper_names)))),
         syntax=_syntax_issue(source, spans),
+        dropped_shadowing=tuple(sorted(shadowing)),
     )
+
+
+def _names_used(reply: ParsedReply) -> set[str]:
+    return {n for p in reply.pieces for n in _names_used_in(p.source)}
+
+
+def _names_used_in(code: str) -> set[str]:
+    """Every name and attribute base that ``code`` mentions (unparsable code: every identifier in it)."""
+    try:
+        return {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set(_IDENTIFIER.findall(code))
 
 
 def _binds(piece: Piece) -> set[str]:

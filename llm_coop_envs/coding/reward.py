@@ -64,6 +64,31 @@ top-level functions that the entry point calls do. Main's top-level code that re
 in ``dropped_from_main``, and main code that reaches the module's namespace dynamically (``globals()``,
 ``vars()``, ``setattr``, ``exec``, ``eval``, ``sys.modules``, ``__dict__``) earns no cooperation credit.
 
+**Needed use only** (``v2``: every ``-v2`` coding env and ``coop_procedural-v1``): reading the code
+says whether main *calls* ``aux``, not whether the call does any work. Under ``v2`` only ``aux`` (the
+function the prompts ask for) is the helper's function, and once the joint program passes every hidden
+test the judge runs the hidden tests on programs it assembles itself
+(:mod:`llm_coop_envs.coding.dependence`): ``aux`` replaced by ten stand-ins (one that raises, a fresh
+``object()``, its first argument, ``0``, ``1``, ``True``, ``False``, ``''``, ``None``, ``[]``), and, on
+problems that specify ``aux``, main's code with the reference ``aux`` and the helper's code with the
+reference main. ``uses_helper`` (and with it ``beyond_wrapper``) is paid only when every stand-in
+program fails a hidden test and every pairing passes them all; ``beyond_wrapper`` is withheld when
+``aux`` alone, judged in place of the entry point, passes every hidden test. A helper definition that
+shadows a builtin or standard-library name the program uses is dropped (``dropped_shadowing``). The
+outcome is ``infos[agent]["details"]["helper_dependence"]``. The same examples under ``v2``:
+
+| helper | main | total |
+| --- | --- | --- |
+| ``aux(a, b) = a + b`` | ``return aux(a, b) * 2`` | 4.0 |
+| ``aux(v) = v`` (identity) | ``a = aux(a)`` then ``return (a + b) * 2`` | 2.5 |
+| ``aux(a, b) = a + b`` | ``_ = aux(a, b)`` then ``return (a + b) * 2`` | 2.5 |
+| ``aux(a, b) = (a + b) * 2`` | ``return aux(a, b) if True else None`` (a wrapper however spelt) | 3.0 |
+
+What it cannot see: on problems without an ``aux`` specification (HumanEval, MBPP, CoopHumanEval)
+there is no pairing, so a main that only *checks* ``aux`` on a value no stand-in returns
+(``assert aux(3) == 5``) and then computes everything itself is paid as a real use; and a use that only
+matters on inputs the hidden tests never give is not paid.
+
 ## Reward ``"execution"``
 
 | condition | component | value |
@@ -80,6 +105,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from llm_coop_envs.coding.cooperation import HelperUse
+from llm_coop_envs.coding.dependence import HelperDependence
 from llm_coop_envs.coding.parsing import ParsedReply
 from llm_coop_envs.coding.problems import CodingProblem
 from llm_coop_envs.coding.program import Program
@@ -120,6 +146,23 @@ class Verdict:
     helper_parse: ParsedReply
     main_parse: ParsedReply
     rules: ScoringRules = RULES["v0"]
+    public_result: ExecutionResult | None = None
+    """Under ``v2`` rules the public tests' own run (None when nothing public ran); else None."""
+    dependence: HelperDependence | None = None
+    """Under ``v2`` rules whether main needs ``aux`` (:mod:`llm_coop_envs.coding.dependence`)."""
+
+    @property
+    def public_outcomes(self) -> tuple:
+        """The public tests' outcomes, from their own run or after the scoring ones."""
+        if self.rules.silent_hidden:
+            return () if self.public_result is None else self.public_result.tests
+        return () if self.result is None else self.result.tests[len(self.problem.tests):]
+
+    @property
+    def needs_dependence_check(self) -> bool:
+        """The counterfactual runs apply: ``v2``, every hidden test passed and main calls ``aux``."""
+        return (self.rules.counterfactual and self.all_passed and self.helper_use.calls_helper
+                and bool(self.program.helper_functions))
 
     @property
     def passed(self) -> int:
@@ -166,11 +209,19 @@ def levels_reward(verdict: Verdict) -> RewardResult:
     if gated and program.helper_returns:
         scores["helper_defined"] = HELPER_DEFINED
     use = verdict.helper_use
-    if verdict.passed >= 1 and program.helper_functions and use.calls_helper:
+    if verdict.passed >= 1 and program.helper_functions and use.calls_helper and _needed(verdict):
+        wrapper = use.thin_wrapper or (verdict.dependence is not None and verdict.dependence.aux_alone_passes)
         scores["uses_helper"] = USES_HELPER
-        scores["beyond_wrapper"] = 0.0 if use.thin_wrapper else BEYOND_WRAPPER
+        scores["beyond_wrapper"] = 0.0 if wrapper else BEYOND_WRAPPER
         scores["ignored_return"] = IGNORED_RETURN if use.ignores_return else 0.0
     return RewardResult.from_components(scores)
+
+
+def _needed(verdict: Verdict) -> bool:
+    """Under counterfactual rules main's program must need ``aux``; otherwise reading the code decides."""
+    if not verdict.rules.counterfactual:
+        return True
+    return verdict.dependence is not None and verdict.dependence.needed
 
 
 def solo_levels_reward(verdict: Verdict) -> RewardResult:

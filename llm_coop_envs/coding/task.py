@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from typing import Any
 
 from llm_coop_envs.coding.agent_rewards import check_reward_mode, own_share, partner_reference
 from llm_coop_envs.coding.cooperation import analyse_helper_use
+from llm_coop_envs.coding.dependence import HelperDependence, decide, dependence_jobs, scaled_config
 from llm_coop_envs.coding.feedback import agent_feedback
 from llm_coop_envs.coding.judgement import judgement
 from llm_coop_envs.coding.lazy import LazyProblems
@@ -60,7 +62,8 @@ class CodingTask:
         self.rules = scoring_rules(rules)
         if not isinstance(leaky_feedback, bool):
             raise TypeError(f"leaky_feedback must be True or False, got {leaky_feedback!r}.")
-        self.feedback_mode = "leaky" if leaky_feedback or not self.rules.hidden_tests else "public"
+        self.feedback_mode = ("leaky" if leaky_feedback or not self.rules.hidden_tests
+                              else "silent" if self.rules.silent_hidden else "public")
         self.problems = LazyProblems(rows, lambda row, i: CodingProblem.from_row(row, i, self.rules, dataset))
         self.agents = TEAMS[team]
         self.team = team
@@ -104,8 +107,9 @@ class CodingTask:
         ``executor`` is not needed (the sandbox batch already runs the programs side by side)."""
         plans = [self._pairs(index, replies) for index, replies in items]
         drafts = [[self._draft(index, h, m) for h, m in pairs] for (index, _), (pairs, _) in zip(items, plans)]
-        results = iter(self._run([d.job for ds in drafts for d in ds if d.job is not None]))
-        verdicts = [[d.verdict(next(results) if d.job is not None else None) for d in ds] for ds in drafts]
+        results = iter(self._run([job for ds in drafts for d in ds for job in d.jobs]))
+        verdicts = [[d.verdict(*[next(results) for _ in d.jobs]) for d in ds] for ds in drafts]
+        verdicts = self._with_dependence(verdicts, [d for ds in drafts for d in ds])
         flat = [v for vs in verdicts for v in vs]
         judged = [judgement(v) for v in flat]
         rewards = iter(zip(judged, self.reward.score_many(flat, judged)))  # one batch, paired runs too
@@ -130,11 +134,34 @@ class CodingTask:
                     owners.append(agent)
         return pairs, owners
 
-    def _run(self, jobs: list[tuple[str, list[str], str, str]]) -> list[ExecutionResult]:
+    def _run(self, jobs: list[tuple[str, list[str], str, str]],
+             config: SandboxConfig | None = None) -> list[ExecutionResult]:
+        config = config or self.sandbox
         if len(jobs) == 1:
             program, tests, entry_point, context = jobs[0]
-            return [run_tests(program, tests, entry_point, self.sandbox, context=context)]
-        return run_tests_batch(jobs, self.sandbox) if jobs else []
+            return [run_tests(program, tests, entry_point, config, context=context)]
+        return run_tests_batch(jobs, config) if jobs else []
+
+    def _with_dependence(self, verdicts: list[list[Verdict]], drafts: list[_Draft]) -> list[list[Verdict]]:
+        """Under counterfactual rules, each verdict with its :class:`HelperDependence`: the stand-in,
+        pairing and aux-alone runs of every verdict that needs them, batched by their scaled limits."""
+        if not self.rules.counterfactual:
+            return verdicts
+        flat = [v for vs in verdicts for v in vs]
+        plans = {i: dependence_jobs(v.problem, v.program, d.helper, d.main)
+                 for i, (v, d) in enumerate(zip(flat, drafts)) if v.needs_dependence_check}
+        groups: dict[SandboxConfig, list[tuple[int, str, Any]]] = {}
+        for i, jobs in plans.items():
+            config = scaled_config(self.sandbox or SandboxConfig(), flat[i].result.duration_s)
+            groups.setdefault(config, []).extend((i, name, job) for name, job in jobs.items() if job is not None)
+        outcomes: dict[int, dict[str, ExecutionResult]] = {i: {} for i in plans}
+        for config, entries in groups.items():
+            for (i, name, _), result in zip(entries, self._run([job for _, _, job in entries], config)):
+                outcomes[i][name] = result
+        done = [dataclasses.replace(v, dependence=decide(plans[i], outcomes[i]) if i in plans else HelperDependence())
+                for i, v in enumerate(flat)]
+        it = iter(done)
+        return [[next(it) for _ in vs] for vs in verdicts]
 
     def _evaluation(self, verdict: Verdict, details: Mapping[str, Any], reward: RewardResult,
                     paired: Mapping[str, RewardResult]) -> Evaluation:
@@ -157,25 +184,30 @@ class CodingTask:
     def verdict(self, index: int, helper_reply: str, main_reply: str) -> Verdict:
         """Parse, assemble, check and run one joint reply (everything but the reward)."""
         draft = self._draft(index, helper_reply, main_reply)
-        return draft.verdict(self._run([draft.job])[0] if draft.job is not None else None)
+        verdict = draft.verdict(*self._run(list(draft.jobs)))
+        return self._with_dependence([[verdict]], [draft])[0][0]
 
     def _draft(self, index: int, helper_reply: str, main_reply: str) -> _Draft:
         """Everything before the sandbox run: parsing, the assembled program, its sandbox job."""
         problem = self.problems[index]
         helper, main = parse_reply(helper_reply), parse_reply(main_reply)
-        program = build_program(problem, helper, main)
-        job = None
+        program = build_program(problem, helper, main, aux_only=self.rules.counterfactual)
+        jobs: tuple = ()
         if program.main_defined and program.syntax is None:
             # The prompt's own code (imports, helper functions) is trusted: the judge runs the
             # tests with it, so a program cannot redefine what the tests call.
-            job = (program.source, [t.source for t in problem.tests_to_run], problem.entry_point,
-                   problem.context)
-        return _Draft(problem, helper_reply, main_reply, program, helper, main, job, self.rules)
+            if self.rules.silent_hidden:  # public tests in a process that never ran a hidden test
+                runs = [problem.tests] + ([problem.public_tests] if problem.public_tests else [])
+            else:
+                runs = [problem.tests_to_run]
+            jobs = tuple((program.source, [t.source for t in tests], problem.entry_point, problem.context)
+                         for tests in runs)
+        return _Draft(problem, helper_reply, main_reply, program, helper, main, jobs, self.rules)
 
 
 @dataclass(frozen=True)
 class _Draft:
-    """A joint reply parsed and assembled, waiting for its sandbox result (``job`` is None when
+    """A joint reply parsed and assembled, waiting for its sandbox results (``jobs`` is empty when
     nothing runs: main is missing or the program does not parse)."""
 
     problem: CodingProblem
@@ -184,11 +216,12 @@ class _Draft:
     program: Program
     helper: ParsedReply
     main: ParsedReply
-    job: tuple[str, list[str], str, str] | None
+    jobs: tuple[tuple[str, list[str], str, str], ...]
+    """The scoring run, then under ``v2`` rules the public tests' own run; empty when nothing runs."""
     rules: ScoringRules
 
-    def verdict(self, result: ExecutionResult | None) -> Verdict:
+    def verdict(self, result: ExecutionResult | None = None, public_result: ExecutionResult | None = None) -> Verdict:
         use = analyse_helper_use(self.program.main_code, self.problem.entry_point,
                                  self.program.helper_functions)
         return Verdict(self.problem, self.helper_reply, self.main_reply, self.program, result, use,
-                       self.helper, self.main, self.rules)
+                       self.helper, self.main, self.rules, public_result=public_result)

@@ -84,18 +84,20 @@ reward functions). Its keys, per task family:
 | key | value |
 | --- | --- |
 | ``task_id``, ``problem`` | the problem's id; the dataset row (a dict) |
-| ``entry_point``, ``rules`` | the function name; the env version's scoring rules (``"v0"``, ``"v1"``) |
+| ``entry_point``, ``rules`` | the function name; the env version's scoring rules (``"v0"``, ``"v1"``, ``"v2"``) |
 | ``parse`` | per agent: how its code was found (fenced, bare, empty), the pieces kept, what was dropped |
 | ``program``, ``code`` | the program text that ran; each agent's part of it (``code["helper"]``, ``code["main"]``), after the drops of the coding page |
 | ``helper_functions``, ``main_defined`` | the helper functions the program keeps; whether main defines the entry point |
 | ``dropped_from_helper``, ``dropped_from_main`` | what was left out of each agent's code |
+| ``dropped_shadowing`` | under ``v2`` rules, the builtin or standard-library names whose helper definitions were left out |
 | ``syntax_error`` | None, or where the program does not compile: ``message``, ``owner``, ``line``, ``col``, ``program_line`` |
 | ``scoring_tests``, ``public_tests`` | the labels of the tests that score (under ``v1`` rules the hidden ones) and of the public tests (shown in feedback, never scored) |
 | ``passed``, ``total`` | scoring tests passed, of all scoring tests |
 | ``public_passed``, ``public_total`` | the same for the public tests |
 | ``tests`` | per test run: ``test`` (its label), ``public``, ``status``, ``error_type``, ``message``, ``fallback``; empty when nothing ran |
 | ``sandbox`` | the run: ``status``, ``error_type``, ``error_message``, ``duration_s``, ``backend``, ``stdout``, ``stderr``; None when nothing ran |
-| ``helper_use`` | the cooperation facts: ``calls_helper``, ``thin_wrapper``, ``ignores_return``, ``used`` |
+| ``helper_use`` | the cooperation facts read from the code: ``calls_helper``, ``thin_wrapper``, ``ignores_return``, ``used`` |
+| ``helper_dependence`` | under ``v2`` rules the counterfactual runs (``llm_coop_envs.coding.dependence``): ``checked``, ``needed``, ``stand_ins`` (each one's outcome), ``stand_ins_passed``, ``pairings``, ``aux_alone_passes``; None under older rules |
 
 The raw replies are the function's ``replies``. Before this mapping the context named some facts
 otherwise (``helper_code`` and ``main_code`` are ``code``; ``result`` is ``passed``, ``total``,

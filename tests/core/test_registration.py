@@ -60,14 +60,14 @@ def test_unknown_id_suggests_nearest():
 def test_a_removed_id_raises_naming_the_current_id():
     assert "mbpp-v0" not in llm_coop_envs.registered_ids()
     for lookup in (llm_coop_envs.make, llm_coop_envs.spec):
-        with pytest.raises(RemovedEnvError, match=r"mbpp-v0 is no longer registered: use mbpp-v1,"):
+        with pytest.raises(RemovedEnvError, match=r"mbpp-v0 is no longer registered: use mbpp-v2,"):
             lookup("mbpp-v0")
     assert issubclass(RemovedEnvError, UnknownEnvError)  # code that catches an unknown id still catches it
 
 
 def test_gymnasium_refuses_a_removed_id_naming_the_current_one():
     gymnasium = pytest.importorskip("gymnasium")
-    with pytest.warns(DeprecationWarning), pytest.raises(gymnasium.error.DeprecatedEnv, match="mbpp-v1"):
+    with pytest.warns(DeprecationWarning), pytest.raises(gymnasium.error.DeprecatedEnv, match="mbpp-v2"):
         gymnasium.make("llm_coop_envs/mbpp-v0")
 
 

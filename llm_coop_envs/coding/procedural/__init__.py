@@ -1,4 +1,4 @@
-"""# CoopProcedural (``coop_procedural-v0``)
+"""# CoopProcedural (``coop_procedural-v1``)
 
 A cooperative coding suite generated from seeds, in the spirit of Reasoning Gym's task
 generators: each **family** is a small generator ``generate(rng, level)`` that draws a problem's
@@ -11,7 +11,7 @@ sensor logs, ticket codes, ...), not taken from any public benchmark.
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("coop_procedural-v0", split="test", level=1)
+env = llm_coop_envs.make("coop_procedural-v1", split="test", level=1)
 observations, infos = env.reset(seed=0)
 ```
 
@@ -23,9 +23,9 @@ observations, infos = env.reset(seed=0)
 | ``test`` | 360 fixed problems: 10 per training family and level, in turns (problem ``i`` is level ``i % 3 + 1`` of family ``(i // 3) % 12``), so the first 3 span every level, the first 36 every family at every level, and a split narrowed to one level takes its families in turns |
 | ``heldout_families`` | 96 fixed problems: 8 per held-out family and level, in the same turns (family ``(i // 3) % 4``) |
 | Tests | 1-2 public examples in the docstring (feedback), 5-8 hidden asserts (score) |
-| Reward | joint, the same for both agents: ``"levels"`` (default, max 4.0) under the ``v1`` scoring rules |
+| Reward | joint, the same for both agents: ``"levels"`` (default, max 4.0) under the ``v2`` scoring rules |
 | Solved | every hidden test passes |
-| Untrained default model | as a pair, level 1 of ``test``: 25.0 % greedy pass rate (30/120); at temperature 0.6 / top-p 0.6, G = 4, the tests component varies in 7 of 12 level-1 groups, 3 of 24 at levels 2-3 (``benchmarks/results/coop_procedural_calibration.md``) |
+| Untrained default model | measured on v0: as a pair, level 1 of ``test``: 25.0 % greedy pass rate (30/120); at temperature 0.6 / top-p 0.6, G = 4, the tests component varies in 7 of 12 level-1 groups, 3 of 24 at levels 2-3 (``benchmarks/results/coop_procedural_calibration.md``) |
 
 ## Problems
 
@@ -42,7 +42,16 @@ to be right. At level 1 no family hides anything: main's prompt states the rule.
 
 Every problem is checked when drawn: at least 5 hidden tests, none repeating a public example, at
 least two different expected values and one that differs from the first argument, so a constant, the
-identity or a table of the public examples fails a hidden test. Each reference is at most 400
+identity or a table of the public examples fails a hidden test. v1 keeps only draws that also pass the
+checks of ``llm_coop_envs.coding.procedural.draw_checks``: the public examples (chosen among the first
+calls, or any call if every such choice gives it away) leave at least three of the family's
+alternatives for a helper-only fact; no problem-blind reply (the most common expected value, ``[]``, the
+first item, ``max``, ``min``, the length, the identity, a table of the public examples) passes more than
+a third of the hidden tests; at most half of them share one expected value; and no stand-in ``aux``
+passes them all with main's reference. The v0 draws that fail them are drawn again, so v1's splits hold
+other problems than v0's. Still open: the facts of ``convert_amounts`` (7 rates) and ``valid_codes`` (a
+divisor rule drawn from 3 divisors on half the draws) take fewer than 10 values or one value more
+often than 10 %; the draw checks cannot widen a generator. Each reference is at most 400
 characters (well under 128 tokens of the default model's tokenizer).
 
 ## Families
@@ -91,9 +100,9 @@ families are never drawn for training.
 ## Reward
 
 The coding rewards of every coding env (``llm_coop_envs.coding.reward``, on the
-[Coding tasks](coding.md) page), under the ``v1`` scoring rules (``llm_coop_envs.coding.rules``):
-only the hidden asserts score; the public examples and the error types of the hidden failures are
-the multi-turn feedback. Every reference helper and main earn the maximum 4.0 of ``"levels"`` in the
+[Coding tasks](coding.md) page), under the ``v2`` scoring rules (``llm_coop_envs.coding.rules``):
+only the hidden asserts score, cooperation is paid only when main's program needs ``aux`` (stand-ins
+fail, the reference pairings pass), and the public examples alone are the multi-turn feedback. Every reference helper and main earn the maximum 4.0 of ``"levels"`` in the
 package's tests.
 
 ## Arguments
@@ -114,7 +123,9 @@ narrowed level, make the evaluation env with ``level=None`` to keep every level.
 
 ## Version history
 
-* v0: first version (12 training families, 4 held-out families, levels 1-3, ``v1`` scoring rules).
+* v1: v0's generators under the ``v2`` scoring rules, keeping only draws that pass the v1 draw checks
+  (above); the splits hold other problems than v0's.
+* v0 (superseded; ``make`` warns with its holes): first version (12 training families, 4 held-out families, levels 1-3, ``v1`` scoring rules).
   Level 1 of the training families was then made one stated step over a flat list (the untrained
   default pair passed none of the first level-1 problems); levels 2-3 and the held-out families are unchanged.
   The fixed splits then took their levels in turns within each family (the first 3 problems span

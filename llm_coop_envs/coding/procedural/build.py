@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
 import math
 import textwrap
 from typing import Any
 
 from llm_coop_envs.coding.procedural.draft import Draft, Rejected
+from llm_coop_envs.coding.procedural.draw_checks import MIN_ALTERNATIVES, check_draw, fact_agreement
 from llm_coop_envs.coding.suite import render_check
 
 SUITE = "coop_procedural"
@@ -26,14 +28,19 @@ PUBLIC_POOL = 5
 MAX_SOURCE_CHARS = 400  # a rough stand-in for 128 tokens of the default model's tokenizer
 
 
-def build_row(draft: Draft, family: str, level: int, split: str) -> dict[str, Any]:
-    """The HumanEval-style row of ``draft`` with the suite's fields; raises Rejected when unsound."""
+def build_row(draft: Draft, family: str, level: int, split: str, checks: bool = False) -> dict[str, Any]:
+    """The HumanEval-style row of ``draft`` with the suite's fields; raises Rejected when unsound
+    (``checks``: also by the v1 draw checks of :mod:`.draw_checks`)."""
     for source in (draft.reference_helper, draft.reference_main):
         if len(source) > MAX_SOURCE_CHARS:
             raise Rejected(f"a reference is longer than {MAX_SOURCE_CHARS} characters")
-    public, rest = _public_first(_tests(draft), draft.public_count)
+    tests = _tests(draft)
+    public, rest = _public_keeping_the_fact(draft, family, level, tests) if checks else _public_first(
+        tests, draft.public_count)
     hidden = _hidden(rest, public)
     _check_not_guessable(hidden, draft.compare)
+    if checks:
+        check_draw(draft, family, level, public, hidden)
     prompt = _prompt(draft, public)
     test, public_test = render_check(hidden), render_check(public)
     row = {
@@ -82,6 +89,24 @@ def _public_first(tests: list[dict[str, Any]], count: int) -> tuple[list[dict[st
     shown = [t for t in tests[:PUBLIC_POOL] if all(_shows_work(a) for a in t["args"])]
     public = sorted(shown, key=lambda t: len(repr(t["args"])))[:count]
     return public, [t for t in tests if not any(t is p for p in public)]
+
+
+def _public_keeping_the_fact(draft: Draft, family: str, level: int, tests: list[dict[str, Any]]
+                             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """v1's public examples: the shortest choice among the first few calls that show the work and
+    leave at least ``MIN_ALTERNATIVES`` of the family's alternatives for a helper-only fact
+    (:mod:`.draw_checks`); failing that, the shortest such choice among all calls (an example that
+    shows only the format, such as an empty list, rather than one that gives the fact away)."""
+    agreement = fact_agreement(draft, family, level, tests)
+    working = [i for i, t in enumerate(tests[:PUBLIC_POOL]) if all(_shows_work(a) for a in t["args"])]
+    for pool in (working, range(len(tests))):
+        choices = sorted(itertools.combinations(pool, min(draft.public_count, len(pool))),
+                         key=lambda c: sum(len(repr(tests[i]["args"])) for i in c))
+        for choice in choices:
+            if choice and agreement.left(choice) >= MIN_ALTERNATIVES:
+                public = sorted((tests[i] for i in choice), key=lambda t: len(repr(t["args"])))
+                return public, [t for i, t in enumerate(tests) if i not in choice]
+    raise Rejected("every choice of public examples gives the helper-only fact away")
 
 
 def _shows_work(value: Any) -> bool:

@@ -1,37 +1,54 @@
-"""The ``coop_procedural-v0`` env: pick the split's rows, hand them to the coding env factory."""
+"""The ``coop_procedural`` envs: pick the split's rows, hand them to the coding env factory.
+
+``coop_procedural-v1`` is v0's generators under the ``v2`` scoring rules, keeping only draws that pass
+the checks of :mod:`llm_coop_envs.coding.procedural.draw_checks`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from llm_coop_envs.coding.factory import coding_env
+from llm_coop_envs.coding.factory import coding_env, warn_v1
 from llm_coop_envs.coding.procedural.build import SUITE
 from llm_coop_envs.coding.procedural.families import HELDOUT_FAMILIES, LEVELS, TRAIN_FAMILIES
 from llm_coop_envs.coding.procedural.generate import MAX_PER_CELL, TrainRows, fixed_rows
 from llm_coop_envs.core.env import CoopEnv
 
-NAME = "coop_procedural-v0"
+NAME = "coop_procedural-v1"
 SPLITS = ("train", "test", "heldout_families")
 
 
 def env(*, split: str = "train", level: int | Iterable[int] | None = None, problems_per_cell: int | None = None,
         **kwargs: Any) -> CoopEnv:
     """The procedural cooperative coding suite; see the package docstring for the arguments."""
+    return _make(NAME, "v2", split, level, problems_per_cell, checks=True, **kwargs)
+
+
+def env_v0(*, split: str = "train", level: int | Iterable[int] | None = None, problems_per_cell: int | None = None,
+           **kwargs: Any) -> CoopEnv:
+    """The superseded ``coop_procedural-v0`` (``v1`` rules, no draw checks); warns with its holes."""
+    warn_v1("coop_procedural-v0", NAME)
+    return _make("coop_procedural-v0", "v1", split, level, problems_per_cell, **kwargs)
+
+
+def _make(name: str, rules: str, split: str, level: Any, problems_per_cell: int | None, checks: bool = False,
+          **kwargs: Any) -> CoopEnv:
     if "data_path" in kwargs:
-        raise TypeError(f"{NAME} generates its problems and has no data_path.")
+        raise TypeError(f"{name} generates its problems and has no data_path.")
     levels = chosen_levels(level)
-    rows = split_rows(split, levels, checked_per_cell(split, problems_per_cell))
-    made = coding_env(SUITE, rows, split="all", name=NAME, rules="v1", **kwargs)
+    rows = split_rows(split, levels, checked_per_cell(split, problems_per_cell), checks)
+    made = coding_env(SUITE, rows, split="all", name=name, rules=rules, **kwargs)
     made.metadata = {**made.metadata, "suite": suite_info(split, levels, rows)}
     return made
 
 
-def split_rows(split: str, levels: tuple[int, ...], per_cell: int | None = None) -> Sequence[dict[str, Any]]:
-    """The rows of ``split`` at ``levels``: a lazy endless-looking sequence for train, a fixed tuple otherwise."""
+def split_rows(split: str, levels: tuple[int, ...], per_cell: int | None = None,
+               checks: bool = False) -> Sequence[dict[str, Any]]:
+    """The rows of ``split`` at ``levels``: a lazy endless-looking sequence for train, a fixed tuple
+    otherwise; ``checks``: v1's draws (:mod:`.draw_checks`)."""
     if split == "train":
-        return TrainRows(tuple(TRAIN_FAMILIES), levels)
-    return tuple(row for row in fixed_rows(split, per_cell) if row["level"] in levels)
+        return TrainRows(tuple(TRAIN_FAMILIES), levels, checks=checks)
+    return tuple(row for row in fixed_rows(split, per_cell, checks) if row["level"] in levels)
 
 
 def checked_per_cell(split: str, per_cell: int | None) -> int | None:

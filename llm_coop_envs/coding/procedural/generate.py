@@ -24,6 +24,8 @@ TEST_PER_CELL = 10
 HELDOUT_PER_CELL = 8
 """Problems per (held-out family, level): 4 x 3 x 8 = 96."""
 MAX_ATTEMPTS = 200
+MAX_CHECKED_ATTEMPTS = 5000
+"""v1's draw checks keep as few as 1 % of some cells' draws (longest_run at level 3, valid_codes at level 1)."""
 MAX_CELL_DRAWS_PER_PROBLEM = 20
 """A fixed cell gives up (and says so) after this many draws per distinct problem asked for."""
 MAX_PER_CELL = 200
@@ -32,17 +34,19 @@ MAX_PER_CELL = 200
 Row = dict[str, Any]
 
 
-def generate_row(stream: str, family: str, level: int, index: int) -> Row:
-    """The row drawn for ``index`` of ``stream`` ("train", "test" or "heldout_families")."""
-    for attempt in range(MAX_ATTEMPTS):
+def generate_row(stream: str, family: str, level: int, index: int, checks: bool = False) -> Row:
+    """The row drawn for ``index`` of ``stream`` ("train", "test" or "heldout_families"); ``checks``:
+    keep only draws that pass the v1 draw checks (:mod:`.draw_checks`)."""
+    attempts = MAX_CHECKED_ATTEMPTS if checks else MAX_ATTEMPTS
+    for attempt in range(attempts):
         rng = random.Random(_seed(stream, family, level, index, attempt))
         try:
-            row = build_row(FAMILIES[family](rng, level), family, level, stream)
+            row = build_row(FAMILIES[family](rng, level), family, level, stream, checks)
         except Rejected:
             continue
         if _side(row) == _WANTED.get(stream, _side(row)):
             return row
-    raise RuntimeError(f"No sound {family} problem at level {level} for {stream}/{index} in {MAX_ATTEMPTS} draws.")
+    raise RuntimeError(f"No sound {family} problem at level {level} for {stream}/{index} in {attempts} draws.")
 
 
 def _seed(*parts: object) -> int:
@@ -61,8 +65,8 @@ class TrainRows(Sequence):
     levels take turns (family ``i % F``, level ``(i // F) % L``) so every stretch is balanced."""
 
     def __init__(self, families: Sequence[str] = tuple(TRAIN_FAMILIES), levels: Sequence[int] = LEVELS,
-                 size: int = TRAIN_SIZE) -> None:
-        self.families, self.levels, self.size = tuple(families), tuple(levels), size
+                 size: int = TRAIN_SIZE, checks: bool = False) -> None:
+        self.families, self.levels, self.size, self.checks = tuple(families), tuple(levels), size, checks
 
     def __len__(self) -> int:
         return self.size
@@ -77,12 +81,12 @@ class TrainRows(Sequence):
             return [self[i] for i in range(*index.indices(self.size))]
         if not -self.size <= index < self.size:
             raise IndexError(f"training problem {index} is out of range (0 to {self.size - 1}).")
-        return _train_row(self.families, self.levels, index % self.size)
+        return _train_row(self.families, self.levels, index % self.size, self.checks)
 
     def index_of(self, task_id: str) -> int:
         """The index of a problem drawn in this process (the env's ``reset(options={"task_id": ...})``);
         a task id is a content hash, so an undrawn one cannot be found without drawing a million problems."""
-        found = _DRAWN.get((self.families, self.levels), {}).get(task_id)
+        found = _DRAWN.get((self.families, self.levels, self.checks), {}).get(task_id)
         if found is None:
             raise ValueError(f"Training problem {task_id!r} has not been drawn in this process: training problems "
                              "are endless, pick one by index (reset(options={'index': i})).")
@@ -92,31 +96,31 @@ class TrainRows(Sequence):
         return self  # immutable: copies of an env can share it
 
     def __reduce__(self):
-        return TrainRows, (self.families, self.levels, self.size)
+        return TrainRows, (self.families, self.levels, self.size, self.checks)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TrainRows) and (self.families, self.levels, self.size) == (
-            other.families, other.levels, other.size)
+        return isinstance(other, TrainRows) and (self.families, self.levels, self.size, self.checks) == (
+            other.families, other.levels, other.size, other.checks)
 
     def __hash__(self) -> int:
-        return hash((self.families, self.levels, self.size))
+        return hash((self.families, self.levels, self.size, self.checks))
 
 
 @functools.lru_cache(maxsize=4096)
-def _train_row(families: tuple[str, ...], levels: tuple[int, ...], index: int) -> Row:
+def _train_row(families: tuple[str, ...], levels: tuple[int, ...], index: int, checks: bool = False) -> Row:
     family = families[index % len(families)]
     level = levels[(index // len(families)) % len(levels)]
-    row = generate_row("train", family, level, index)
-    _DRAWN.setdefault((families, levels), {})[row["task_id"]] = index
+    row = generate_row("train", family, level, index, checks)
+    _DRAWN.setdefault((families, levels, checks), {})[row["task_id"]] = index
     return row
 
 
-_DRAWN: dict[tuple[tuple[str, ...], tuple[int, ...]], dict[str, int]] = {}
-"""task id -> index of every training problem drawn in this process, per (families, levels)."""
+_DRAWN: dict[tuple[tuple[str, ...], tuple[int, ...], bool], dict[str, int]] = {}
+"""task id -> index of every training problem drawn in this process, per (families, levels, checks)."""
 
 
 @functools.lru_cache(maxsize=None)
-def fixed_rows(stream: str, per_cell: int | None = None) -> tuple[Row, ...]:
+def fixed_rows(stream: str, per_cell: int | None = None, checks: bool = False) -> tuple[Row, ...]:
     """The fixed test or held-out-families set: ``per_cell`` distinct problems per family and level
     (default ``TEST_PER_CELL`` or ``HELDOUT_PER_CELL``), in turns: problem ``i`` is at level
     ``i % L`` (counted from the first level) of family ``(i // L) % F``, the ``i // (F * L)``-th
@@ -125,14 +129,15 @@ def fixed_rows(stream: str, per_cell: int | None = None) -> tuple[Row, ...]:
     ``per_cell`` only appends: its first rows are the default set."""
     families, default = (TRAIN_FAMILIES, TEST_PER_CELL) if stream == "test" else (HELDOUT_FAMILIES, HELDOUT_PER_CELL)
     per_cell = default if per_cell is None else per_cell
-    cells = {(family, level): _distinct_cell(stream, family, level, per_cell) for family in families for level in LEVELS}
+    cells = {(family, level): _distinct_cell(stream, family, level, per_cell, checks)
+             for family in families for level in LEVELS}
     return tuple(cells[family, level][turn] for turn in range(per_cell) for family in families for level in LEVELS)
 
 
-def _distinct_cell(stream: str, family: str, level: int, count: int) -> list[Row]:
+def _distinct_cell(stream: str, family: str, level: int, count: int, checks: bool = False) -> list[Row]:
     cell: dict[str, Row] = {}
     for index in range(MAX_CELL_DRAWS_PER_PROBLEM * count):
-        row = generate_row(stream, family, level, index)
+        row = generate_row(stream, family, level, index, checks)
         cell.setdefault(row["prompt"], row)
         if len(cell) == count:
             return list(cell.values())

@@ -1,0 +1,138 @@
+"""Counterfactual cooperation (``v2`` rules): does main's program need the helper's ``aux``?
+
+Reading main's code says whether it *calls* ``aux``; it cannot say whether the call does any work
+(``n = aux(n)`` with an identity helper, ``_ = aux(n)``, a ``try`` that falls back to main's own code, a
+call in a branch never taken). So when the joint program passes every hidden test and main calls
+``aux``, the judge assembles further programs itself and runs the hidden tests on each, as ordinary
+sandboxed runs whose pass or fail the judge decides:
+
+1. **stand-ins**: the same program with ``aux`` replaced, after the helper's code and before main's,
+   by each of :data:`STAND_INS` (one that raises, one returning a fresh ``object()``, one returning
+   its first argument, and ones returning ``0``, ``1``, ``True``, ``False``, ``''``, ``None``, ``[]``);
+2. **pairings**, on problems that specify ``aux`` (their rows ship ``reference_helper`` and
+   ``reference_main``): main's code with the reference ``aux``, and the helper's code with the
+   reference main;
+3. **aux alone**: the helper's code with ``aux`` judged in place of the entry point.
+
+Main **needs** the helper (``uses_helper`` is paid) only when every stand-in program fails at least
+one hidden test and every pairing passes them all; ``beyond_wrapper`` is withheld when ``aux`` alone
+passes every hidden test, however main spells its call. Stand-in runs get a time limit scaled from the
+joint run's duration (:func:`scaled_config`); a run stopped at it counts as failing. The outcome is
+``infos[agent]["details"]["helper_dependence"]``; it never reaches an observation.
+
+What the rule cannot see: on problems without an ``aux`` specification (HumanEval, MBPP,
+CoopHumanEval) there is no pairing, so a main that *checks* ``aux`` on a value no stand-in returns
+(``assert aux(3) == 4``) and then computes everything itself is paid as if it used ``aux``; and a
+main that needs ``aux`` only on inputs the hidden tests never give is not paid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from llm_coop_envs.coding.agent_rewards import partner_reference
+from llm_coop_envs.coding.parsing import ParsedReply, parse_reply
+from llm_coop_envs.coding.problems import CodingProblem
+from llm_coop_envs.coding.program import Program, build_program
+from llm_coop_envs.coding.prompts import HELPER_NAME
+from llm_coop_envs.sandbox import ExecutionResult, SandboxConfig
+
+STAND_INS = {
+    "raises": "raise RuntimeError('stand-in')",
+    "object": "return object()",
+    "first_argument": "return args[0] if args else next(iter(kwargs.values()), None)",
+    "zero": "return 0",
+    "one": "return 1",
+    "true": "return True",
+    "false": "return False",
+    "empty_string": "return ''",
+    "none": "return None",
+    "empty_list": "return []",
+}
+"""Functions that do no work for the problem: a main that passes with one of them does not need ``aux``."""
+PAIRINGS = ("main_with_reference_aux", "helper_with_reference_main")
+ALONE = "aux_alone"
+TIME_FACTOR = 3.0
+"""A stand-in run may take this many times the joint run's duration ..."""
+MIN_TIME_S = 0.25
+"""... but at least this long (a fork and the tests' calls), and never more than the env's own limits."""
+
+Job = tuple[str, list[str], str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class HelperDependence:
+    """Whether main's program needs ``aux``, from the runs of the module docstring."""
+
+    checked: bool = False
+    """The runs were made (the joint program passed every hidden test and main calls ``aux``)."""
+    needed: bool = False
+    """Every stand-in program failed a hidden test and every pairing passed them all."""
+    stand_ins: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Each stand-in's outcome: ``"passed"``, ``"failed"`` or ``"timeout"``."""
+    pairings: Mapping[str, bool] = dataclasses.field(default_factory=dict)
+    """Each pairing that applies: whether it passed every hidden test."""
+    aux_alone_passes: bool = False
+    """``aux`` judged in place of the entry point passed every hidden test (a thin wrapper)."""
+
+    def as_details(self) -> dict[str, Any]:
+        return {"checked": self.checked, "needed": self.needed, "stand_ins": dict(self.stand_ins),
+                "stand_ins_passed": [n for n, s in self.stand_ins.items() if s == "passed"],
+                "pairings": dict(self.pairings), "aux_alone_passes": self.aux_alone_passes}
+
+
+def stand_in_source(name: str) -> str:
+    return f"def {HELPER_NAME}(*args, **kwargs):\n    {STAND_INS[name]}\n"
+
+
+def dependence_jobs(problem: CodingProblem, program: Program, helper: ParsedReply,
+                    main: ParsedReply) -> dict[str, Job | None]:
+    """The runs of the module docstring by name; None for a pairing whose program cannot run."""
+    tests = [t.source for t in problem.tests]
+    entry, context = problem.entry_point, problem.context
+    jobs: dict[str, Job | None] = {
+        name: (_join(context, program.helper_code, stand_in_source(name), program.main_code), tests, entry, context)
+        for name in STAND_INS}
+    jobs[ALONE] = (_join(context, program.helper_code), tests, HELPER_NAME, context)
+    # An agent's partner reference: main is paired with the reference helper, and the reverse.
+    reference_helper, reference_main = partner_reference(problem.row, "main"), partner_reference(problem.row, "helper")
+    if reference_helper is not None and reference_main is not None:
+        jobs[PAIRINGS[0]] = _paired_job(problem, parse_reply(reference_helper), main, tests)
+        jobs[PAIRINGS[1]] = _paired_job(problem, helper, parse_reply(reference_main), tests)
+    return jobs
+
+
+def decide(jobs: Mapping[str, Job | None], results: Mapping[str, ExecutionResult]) -> HelperDependence:
+    """The dependence read from the results of :func:`dependence_jobs` (a missing job failed)."""
+    stand_ins = {name: _outcome(results.get(name)) for name in STAND_INS}
+    pairings = {name: _outcome(results.get(name)) == "passed" for name in PAIRINGS if name in jobs}
+    needed = all(s != "passed" for s in stand_ins.values()) and all(pairings.values())
+    return HelperDependence(True, needed, stand_ins, pairings, _outcome(results.get(ALONE)) == "passed")
+
+
+def scaled_config(config: SandboxConfig, joint_duration_s: float) -> SandboxConfig:
+    """The limits of a counterfactual run: a few times the joint run's, within the env's own."""
+    limit = min(config.timeout_s, max(MIN_TIME_S, TIME_FACTOR * joint_duration_s))
+    return dataclasses.replace(config, timeout_s=limit, test_timeout_s=min(config.test_timeout_s, limit))
+
+
+def _paired_job(problem: CodingProblem, helper: ParsedReply, main: ParsedReply, tests: list[str]) -> Job | None:
+    program = build_program(problem, helper, main, aux_only=True)
+    if not program.main_defined or program.syntax is not None:
+        return None
+    return program.source, tests, problem.entry_point, problem.context
+
+
+def _outcome(result: ExecutionResult | None) -> str:
+    if result is None or result.status != "ok" and result.status != "timeout":
+        return "failed"
+    if result.tests and all(t.status == "passed" for t in result.tests):
+        return "passed"
+    stopped = result.status == "timeout" or any(t.status == "timeout" for t in result.tests)
+    return "timeout" if stopped else "failed"
+
+
+def _join(*sections: str) -> str:
+    return "\n\n".join(s for s in sections if s.strip()) + "\n"

@@ -1,0 +1,182 @@
+"""The attack classes of the third coding-reward revision, as replies built for any coding env.
+
+Each env gets one problem with a hand-checked split of work (``Case``): a helper ``aux`` that does
+part of the job, a main that needs it, and ``_mine``, main's own correct code for the whole job.
+Every trick is a reply pair built from those pieces, beside the honest reply that does the same
+without the trick (its baseline); the tests compare the two rewards and read the feedback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import llm_coop_envs
+
+CURRENT_IDS = ("coop_humaneval-v2", "coop_basics-v2", "humaneval-v2", "mbpp-v2", "coop_procedural-v1")
+SUPERSEDED = {"coop_humaneval-v2": "coop_humaneval-v1", "coop_basics-v2": "coop_basics-v1",
+              "humaneval-v2": "humaneval-v1", "mbpp-v2": "mbpp-v1", "coop_procedural-v1": "coop_procedural-v0"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    task_id: str | None
+    """None: the first problem of ``split`` at ``level`` whose helper holds a fact (procedural)."""
+    entry: str
+    params: str
+    helper: str
+    """The real split: ``aux`` doing part of the job."""
+    main: str
+    """Main's body (indented) using ``aux`` for real."""
+    mine: str
+    """``def _mine(<params>):`` solving the whole problem alone."""
+    split: str = "all"
+    kwargs: tuple = ()
+
+    @property
+    def first(self) -> str:
+        return self.params.split(",")[0].strip()
+
+    def entry_def(self, body: str) -> str:
+        return f"def {self.entry}({self.params}):\n" + "".join(f"    {line}\n" for line in body.split("\n"))
+
+    def solo(self, extra: str = "") -> str:
+        """A correct main that never calls ``aux`` (``extra`` lines first)."""
+        return self.mine + "\n" + self.entry_def(extra + f"return _mine({self.params})")
+
+    def whole_aux(self) -> str:
+        """A helper whose ``aux`` is the whole solution (main can only wrap it)."""
+        return self.mine.replace("def _mine(", "def aux(", 1)
+
+
+PRIME = ("def _prime(n):\n    return n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1))\n\n"
+         "def _mine(n, x, y):\n    return x if _prime(n) else y\n")
+CASES = {
+    "coop_basics-v2": Case(
+        "coop_basics/t1/bonus_points", "add_bonus_points", "scores",
+        "def aux(score):\n    return score + 10\n", "    return [aux(s) for s in scores]\n",
+        "def _mine(scores):\n    return [s + 10 for s in scores]\n"),
+    "coop_humaneval-v2": Case(
+        "CoopHumanEval/0", "x_or_y", "n, x, y",
+        "def aux(n):\n    return n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1))\n",
+        "    return x if aux(n) else y\n", PRIME),
+    "humaneval-v2": Case(
+        "HumanEval/0", "has_close_elements", "numbers, threshold",
+        "def aux(a, b):\n    return abs(a - b)\n",
+        "    return any(aux(a, b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n",
+        "def _mine(numbers, threshold):\n"
+        "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"),
+    "mbpp-v2": Case(
+        "MBPP/0", "remove_Occ", "s, ch",
+        "def aux(s, ch):\n    return s.replace(ch, '', 1)\n",
+        "    return aux(aux(s, ch)[::-1], ch)[::-1]\n",
+        "def _mine(s, ch):\n    s = s.replace(ch, '', 1)\n    return s[::-1].replace(ch, '', 1)[::-1]\n"),
+}
+
+
+def procedural_case() -> Case:
+    """The first level-2 test problem of ``coop_procedural-v1`` whose ``aux`` holds a helper-only fact."""
+    env = make("coop_procedural-v1", split="test", level=2)
+    row = next(p.row for p in (env.task.problems[i] for i in range(len(env.task))) if p.row["helper_fact"])
+    entry = row["entry_point"]
+    params = row["prompt"].split("(", 1)[1].split(")", 1)[0]
+    own = row["reference_helper"].replace("def aux(", "def _own(", 1)
+    mine = own + "\n" + row["reference_main"].replace(f"def {entry}(", "def _mine(", 1).replace("aux(", "_own(")
+    main_body = row["reference_main"].split("\n", 1)[1]
+    return Case(row["task_id"], entry, params, row["reference_helper"], main_body, mine, split="test",
+                kwargs=(("level", 2),))
+
+
+def case(env_id: str) -> Case:
+    return procedural_case() if env_id.startswith("coop_procedural") else CASES[env_id]
+
+
+def make(env_id: str, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return llm_coop_envs.make(env_id, **kwargs)
+
+
+def env_for(env_id: str, c: Case, **kwargs):
+    return make(env_id, split=c.split, **dict(c.kwargs), **kwargs)
+
+
+def step(env, c: Case, helper: str, main: str, turns: int = 1):
+    """Every turn's (reward of main, infos) for the same replies, from a fresh episode on ``c``'s problem."""
+    env.reset(options={"task_id": c.task_id})
+    out = []
+    for _ in range(turns):
+        _, rewards, terminations, truncations, infos = env.step({"helper": helper, "main": main})
+        out.append((rewards["main"], infos["main"], infos))
+        if all(terminations.values()) or all(truncations.values()):
+            break
+    return out
+
+
+# ------------------------------------------------------------------------------------------ the tricks
+IRRELEVANT_HELPER = "def aux(v, *rest):\n    return repr(v) + '!'\n"
+IDENTITY_HELPER = "def aux(v, *rest):\n    return v\n"
+RAISING_HELPER = "def aux(*args):\n    raise ValueError('no')\n"
+WRONG_HELPER = "def aux(*args):\n    return None\n"
+SHADOWS = ("def range(*args):\n    return __import__('builtins').range(*args)\n\n"
+           "def all(values):\n    return __import__('builtins').all(values)\n")
+USES_BUILTINS = "if not all(True for _ in range(1)):\n    return None\n"
+
+
+def tricks(c: Case) -> dict[str, tuple[tuple[str, str], tuple[str, str]]]:
+    """Class name -> ((helper, main) with the trick, (helper, main) of the same reply without it)."""
+    call = f"_mine({c.params})"
+    wrap = c.whole_aux()
+    plain_wrapper = (wrap, c.entry_def(f"return aux({c.params})"))
+    return {
+        "identity helper routed through": (
+            (IDENTITY_HELPER, c.solo(f"{c.first} = aux({c.first})\n")), (IDENTITY_HELPER, c.solo())),
+        "dead store": ((IRRELEVANT_HELPER, c.solo(f"_ = aux({c.first})\n")), (IRRELEVANT_HELPER, c.solo())),
+        "value dropped by indexing": (
+            (IRRELEVANT_HELPER, c.mine + "\n" + c.entry_def(f"return [{call}, aux({c.first})][0]")),
+            (IRRELEVANT_HELPER, c.solo())),
+        "try falling back to main's code": (
+            (RAISING_HELPER, c.mine + "\n" + c.entry_def(
+                f"try:\n    return aux({c.params})\nexcept Exception:\n    return {call}")),
+            (RAISING_HELPER, c.solo())),
+        "call in a branch never taken": (
+            (c.helper, c.solo(f"if len(repr({c.first})) < 0:\n    return aux({c.first})\n")), (c.helper, c.solo())),
+        "thin wrapper: conditional": ((wrap, c.entry_def(f"return aux({c.params}) if True else None")), plain_wrapper),
+        "thin wrapper: aliases": ((wrap, c.entry_def(f"f = aux\ng = f\nreturn g({c.params})")), plain_wrapper),
+        "thin wrapper: 1-tuple index": ((wrap, c.entry_def(f"return (aux({c.params}),)[0]")), plain_wrapper),
+        "thin wrapper: walrus": ((wrap, c.entry_def(f"return (r := aux({c.params}))")), plain_wrapper),
+        "thin wrapper: list splat": ((wrap, c.entry_def(f"return [*[aux({c.params})]][0]")), plain_wrapper),
+        "helper redefines builtins main uses": (
+            (c.helper + "\n" + SHADOWS, c.solo(USES_BUILTINS)), (c.helper, c.solo(USES_BUILTINS))),
+        "main rewrites aux through a spelled-out __globals__": (
+            (WRONG_HELPER, c.mine + "\n" + c.entry_def(
+                f"getattr({c.entry}, '__glob' + 'als__')['aux'] = _mine\nr = aux({c.params})\n"
+                "return r if r is not None else r")),
+            (WRONG_HELPER, c.solo())),
+    }
+
+
+# ------------------------------------------------------------- replies that differ on hidden tests only
+def hidden_variants(c: Case, public_calls: list[str]) -> dict[str, tuple[str, str]]:
+    """Replies equal on the public examples (wrong on them, so the episode goes on) that differ on
+    hidden calls: in the exception kind raised, the hidden tests passed (a call counter), and in
+    the identifiers each agent chose. Nothing of that may reach an observation."""
+    public = "_PUBLIC = {" + ", ".join(public_calls) + "}\n"
+    head = f"key = repr(({c.params},))\nif key in _PUBLIC:\n    return None\n"
+    counter = "_N = [0]\n"
+    mains = {
+        "raises ValueError": "raise ValueError(key)",
+        "raises KeyError": "raise KeyError(key)",
+        "raises ZeroDivisionError": "return 1 // 0",
+        "returns a wrong value": "return None",
+        "passes the first hidden call": f"_N[0] += 1\nif _N[0] == 1:\n    return {'_mine(' + c.params + ')'}\nraise ValueError(key)",
+        "passes the second hidden call": f"_N[0] += 1\nif _N[0] == 2:\n    return {'_mine(' + c.params + ')'}\nreturn None",
+        "loops": "while True:\n    pass",
+    }
+    helpers = {"plain": c.helper, "named zq_helper_secret": c.helper + "\ndef zq_helper_secret(v):\n    return v\n"}
+    out = {}
+    for h_name, helper in helpers.items():
+        for m_name, body in mains.items():
+            main = public + counter + c.mine + "\ndef zq_main_secret():\n    return 0\n\n" + c.entry_def(head + body)
+            out[f"{m_name}, helper {h_name}"] = (helper, main)
+    return out
