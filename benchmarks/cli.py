@@ -1,7 +1,7 @@
 """``llm-coop eval``: run baselines and trained checkpoints on one env; write JSON, markdown and PNGs.
 
-    llm-coop eval coop_basics-v1 -n 10 --methods single,concat,sequential,discussion,env
-    llm-coop eval coop_basics-v1 --methods single,env --checkpoint magrpo=runs/cpu-demo
+    llm-coop eval coop_basics-v2 -n 10 --methods single,concat,sequential,discussion,env
+    llm-coop eval coop_basics-v2 --methods single,env --checkpoint magrpo=runs/cpu-demo
     llm-coop eval tldr-v0 -n 4 --problems 20 --scripted replies.json     # no model: fixed replies
 """
 
@@ -34,7 +34,7 @@ dataset, checkpoint or model): each is one line and exit code 2, never a traceba
 def eval_command(argv: Sequence[str]) -> int:
     """Evaluate agents and baselines: pass@k, cooperation, tables, plots.
 
-    Example: llm-coop eval coop_basics-v1 --methods single,env -n 1 --problems 5
+    Example: llm-coop eval coop_basics-v2 --methods single,env -n 1 --problems 5
     """
     args = _parser().parse_args(list(argv))
     args.out = args.out or f"runs/eval/{time.strftime('%Y%m%d-%H%M%S')}"  # a fresh folder, as train's runs
@@ -124,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="llm-coop eval", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Examples:\n" + __doc__.split("\n\n")[1].rstrip(),  # the examples of the module docstring
     )
-    parser.add_argument("env", nargs="?", default="coop_basics-v1", help="registered env id (default coop_basics-v1: packaged, no download)")
+    parser.add_argument("env", nargs="?", default="coop_basics-v2", help="registered env id (default coop_basics-v2: packaged, no download)")
     parser.add_argument("--split", default=defaults.split, help="problem split (train/test/all); 'none' to not pass one")
     parser.add_argument("--env-kwargs", default="{}", help='JSON object of extra make() arguments, e.g. \'{"num_turns": 2}\'')
     parser.add_argument("--methods", default=DEFAULT_METHODS, help=f"comma-separated baselines (default {DEFAULT_METHODS}; '' for none)")

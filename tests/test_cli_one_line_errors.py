@@ -46,13 +46,13 @@ def test_make_suggests_the_nearest_argument():
 
 def test_eval_refuses_bad_input_in_one_line(tmp_path, script, capsys):
     common = ["--scripted", str(script), "--methods", "env", "-n", "1", "--out", str(tmp_path / "out"), "-q"]
-    one_line_error(capsys, ["coop_basics-v1", *common, "--task-ids", "nope"], "Unknown task ids ['nope']")
-    one_line_error(capsys, ["coop_basics-v1", *common, "--env-kwargs", '{"num_turn": 2}'], "did you mean 'num_turns'?")
-    one_line_error(capsys, ["coop_basics-v9", *common], "Did you mean 'coop_basics-v0', 'coop_basics-v1'?")
-    one_line_error(capsys, ["coop_basics-v1", *common, "-n", "0"], "must be >= 1")
-    one_line_error(capsys, ["coop_basics-v1", *common, "--temperature", "-1"], "temperature must be >= 0")
-    one_line_error(capsys, ["coop_basics-v1", *common, "--env-kwargs", "[1]"], "--env-kwargs must be a JSON object")
-    one_line_error(capsys, ["coop_basics-v1", *common, "--bogus"], "unrecognized arguments: --bogus")
+    one_line_error(capsys, ["coop_basics-v2", *common, "--task-ids", "nope"], "Unknown task ids ['nope']")
+    one_line_error(capsys, ["coop_basics-v2", *common, "--env-kwargs", '{"num_turn": 2}'], "did you mean 'num_turns'?")
+    one_line_error(capsys, ["coop_basics-v9", *common], "Did you mean 'coop_basics-v0', 'coop_basics-v1', 'coop_basics-v2'?")
+    one_line_error(capsys, ["coop_basics-v2", *common, "-n", "0"], "must be >= 1")
+    one_line_error(capsys, ["coop_basics-v2", *common, "--temperature", "-1"], "temperature must be >= 0")
+    one_line_error(capsys, ["coop_basics-v2", *common, "--env-kwargs", "[1]"], "--env-kwargs must be a JSON object")
+    one_line_error(capsys, ["coop_basics-v2", *common, "--bogus"], "unrecognized arguments: --bogus")
     one_line_error(capsys, ["coop_basics-v1", "--methods", "", "--checkpoint", f"x={tmp_path / 'gone'}", "-q"],
                    "--checkpoint x:", "does not exist")
 

@@ -40,4 +40,4 @@ def test_the_trainers_default_env_is_made_offline(tmp_path):
                             cwd=tmp_path, env=offline_env(), timeout=300)
     assert result.returncode == 0, result.stderr
     name, problems = result.stdout.split()
-    assert name == "coop_basics-v1" and int(problems) > 0
+    assert name == "coop_basics-v2" and int(problems) > 0

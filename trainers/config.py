@@ -95,7 +95,7 @@ class TrainConfig:
     """Everything a training run needs. Build it with :func:`load_config` or directly."""
 
     # ---------------- run: what is trained, on what, for how long, and where
-    env: str = "coop_basics-v1"
+    env: str = "coop_basics-v2"
     """Registered environment id passed to ``llm_coop_envs.make``. The default ships inside the package,
     so a run needs no dataset download."""
     env_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)

@@ -6,7 +6,7 @@ Four subcommands, each printing one JSON object (and writing it to ``--out`` whe
   ``config.json`` and tokenizer files in ``D`` (e.g. SmolLM2-135M-Instruct's, without its weights),
   saved with ``save_pretrained`` to ``P`` so that the trainer can load it as ``model=P``.
 * ``numerics --model P``: for the same weights (random LoRA adapters for two agents on one base) and
-  the same prompts (the first observations of ``coop_procedural-v0``), greedy replies of the
+  the same prompts (the first observations of ``coop_procedural-v1``), greedy replies of the
   transformers backend (:mod:`trainers.generation.decode`) on CUDA vs the CPU, and per-token log-probs
   and their gradients from the trainer's loss path (``Policies.token_logprobs``) on CUDA vs the CPU,
   in float32 and under bfloat16 autocast.
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-AGENTS_ENV = "coop_procedural-v0"
+AGENTS_ENV = "coop_procedural-v1"
 
 
 def _emit(result: dict, out: str | None) -> None:

@@ -5,10 +5,10 @@ stays silent) and for tools that only speak Gymnasium. Every registered id is al
 ``llm_coop_envs/<id>``, built by :func:`make_single_agent`:
 
     >>> import gymnasium, llm_coop_envs
-    >>> env = gymnasium.make("llm_coop_envs/coop_basics-v1", render_mode="ansi")
+    >>> env = gymnasium.make("llm_coop_envs/coop_basics-v2", render_mode="ansi")
     >>> observation, info = env.reset(seed=0)
 
-(``gymnasium.make("llm_coop_envs:llm_coop_envs/coop_basics-v1")`` imports the package itself.)
+(``gymnasium.make("llm_coop_envs:llm_coop_envs/coop_basics-v2")`` imports the package itself.)
 """
 
 from __future__ import annotations

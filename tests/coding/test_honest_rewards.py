@@ -76,7 +76,7 @@ COOP_REFERENCES = {
 
 
 TURNS = 2
-VERSIONS = ("v0", "v1")
+VERSIONS = ("v0", "v1", "v2")
 
 
 def _make(env_id: str, **kwargs):
@@ -123,13 +123,13 @@ def test_humaneval_canonical_solutions_earn_the_top_reward(version: str) -> None
 
 @pytest.mark.parametrize("task_id", sorted(SECOND_SOLUTIONS))
 def test_second_solutions_of_property_checked_problems_earn_the_top_reward(task_id: str) -> None:
-    _assert_top(_play(_make("humaneval-v1", team="single"), task_id, SECOND_SOLUTIONS[task_id]), task_id)
+    _assert_top(_play(_make("humaneval-v2", team="single"), task_id, SECOND_SOLUTIONS[task_id]), task_id)
 
 
 @pytest.mark.parametrize("task_id", sorted(MBPP_REFERENCES))
 def test_mbpp_reference_solutions_earn_the_top_reward(task_id: str) -> None:
     _needs_data()
-    env = _make("mbpp-v1", team="single")  # mbpp-v0 is removed
+    env = _make("mbpp-v2", team="single")  # mbpp-v0 is removed
     _assert_top(_play(env, task_id, MBPP_REFERENCES[task_id]), task_id)
 
 

@@ -143,3 +143,26 @@ def test_coop_humaneval_10_is_not_solved_by_a_table_of_its_docstring():
     env.reset(options={"task_id": "CoopHumanEval/10"})
     _, rewards, _, _, infos = env.step({"helper": "", "main": table})
     assert infos["main"]["details"]["passed"] < infos["main"]["details"]["total"]
+
+
+# ------------------------------------------------------------------------- honest work keeps the top
+@pytest.mark.parametrize("env_id,kwargs", [("coop_basics-v2", {"split": "all"}),
+                                           ("coop_procedural-v1", {"split": "test"}),
+                                           ("coop_procedural-v1", {"split": "heldout_families"})])
+def test_every_reference_pair_needs_aux_and_earns_the_top_reward(env_id, kwargs):
+    task = make(env_id, **kwargs).task
+    items = [(i, {"helper": task.problems[i].row["reference_helper"], "main": task.problems[i].row["reference_main"]})
+             for i in range(len(task))]
+    for (i, _), evaluation in zip(items, task.evaluate_many(items)):
+        assert evaluation.reward.total == pytest.approx(4.0), (task.task_id(i), evaluation.details["helper_dependence"])
+
+
+@pytest.mark.parametrize("env_id", ["coop_basics-v2", "coop_procedural-v1"])
+def test_reference_pairs_earn_the_top_reward_on_every_turn(env_id):
+    env = make(env_id, split="test", num_turns=3, stop_when_solved=False)
+    for i in range(0, len(env.task), 11):
+        row = env.task.problems[i].row
+        env.reset(options={"task_id": row["task_id"]})
+        while env.agents:
+            _, rewards, _, _, infos = env.step({"helper": row["reference_helper"], "main": row["reference_main"]})
+            assert rewards["main"] == pytest.approx(4.0), (row["task_id"], infos["main"]["turn"])
