@@ -1,4 +1,4 @@
-"""The worked example of docs/multi_turn.md: a 2-turn coop_humaneval-v1 episode with hand-written replies.
+"""The worked example of docs/multi_turn.md: a 2-turn coop_humaneval-v2 episode with hand-written replies.
 
 Turn 1 has a bug (the helper tests oddness instead of primality); the tests feedback shows the
 failed asserts, and turn 2 fixes it. Regenerate the transcript in the docs page with::
@@ -29,7 +29,7 @@ TURNS = ({"helper": BUGGY_HELPER, "main": MAIN}, {"helper": FIXED_HELPER, "main"
 
 def play(**kwargs) -> tuple[object, list[tuple]]:
     """Run the example; return the env and each step's (rewards, terminations, infos)."""
-    env = llm_coop_envs.make("coop_humaneval-v1", num_turns=2, **kwargs)
+    env = llm_coop_envs.make("coop_humaneval-v2", num_turns=2, **kwargs)
     env.reset(seed=0, options={"task_id": TASK_ID})
     steps = []
     for replies in TURNS:
