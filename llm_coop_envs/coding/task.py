@@ -171,6 +171,7 @@ class CodingTask:
             feedback=agent_feedback(verdict, self.feedback_mode),
             details=details,
             agent_rewards=self._agent_rewards(reward, paired),
+            private_reward=self.rules.silent_hidden,  # its tests component is the hidden pass share
         )
 
     def _agent_rewards(self, joint: RewardResult, paired: Mapping[str, RewardResult]) -> dict[str, RewardResult] | None:

@@ -31,6 +31,9 @@ class Evaluation:
     agent_rewards: Mapping[str, RewardResult] | None = None
     """Each agent's own reward from the same judgement, when the task was asked for per-agent rewards
     (``reward_mode="per_agent"``); ``None``: every agent gets the joint ``reward``."""
+    private_reward: bool = False
+    """The reward counts tests the agents must not learn about within an episode (coding ``v2`` rules):
+    a feedback provider shows ``solved`` at most, never the reward or its components."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "feedback", MappingProxyType(dict(self.feedback)))

@@ -42,12 +42,11 @@ def review_messages(context: FeedbackContext, *, max_chars: int, include_checks:
 
 def _checks_section(context: FeedbackContext) -> str:
     evaluation = context.evaluation
+    solved = f"solved: {'yes' if evaluation.solved else 'no'}."
     components = ", ".join(f"{name}={value:.3f}" for name, value in evaluation.reward.components.items())
-    lines = [
-        "## Automatic checks",
-        f"Joint reward {evaluation.reward.total:.3f} ({components or 'no components'}); "
-        f"solved: {'yes' if evaluation.solved else 'no'}.",
-    ]
+    score = "" if evaluation.private_reward else (
+        f"Joint reward {evaluation.reward.total:.3f} ({components or 'no components'}); ")
+    lines = ["## Automatic checks", (score + solved) if score else solved.capitalize()]
     lines += [f"For {agent}: {text}" for agent, text in evaluation.feedback.items() if text.strip()]
     return "\n".join(lines)
 

@@ -43,6 +43,7 @@ def test_plain_and_llm_feedback_in_the_example():
     assert infos["helper"]["feedback"] == advice["helper"] and advice["helper"] in env.render()
     assert len(server.requests) == 1  # the final turn is not reviewed
     assert "return n % 2 == 1" in server.requests[0]["messages"][-1]["content"]
+    assert "reward" not in server.requests[0]["messages"][-1]["content"].lower()  # v2: the hidden pass share stays out
 
 
 def test_docs_page_shows_the_real_transcript():
