@@ -115,3 +115,22 @@ def test_the_superseded_rules_pay_the_trick(name):
     env = env_for("coop_basics-v1", c, sandbox=FAST)
     trick, baseline = tricks(c)[name]
     assert step(env, c, *trick)[0][0] > step(env, c, *baseline)[0][0]
+
+
+@pytest.mark.parametrize("env_id", CURRENT_IDS)
+def test_a_table_of_the_prompt_examples_earns_less_than_solving(env_id):
+    """Every scored problem has a hidden test that is not a prompt example, so a lookup table of the
+    examples (the public tests) fails one, on every id."""
+    c = _case(env_id)
+    env = _env(env_id)
+    table = {}
+    env.reset(options={"task_id": c.task_id})
+    for test in env.task.problems[env._episode.index].public_tests:
+        compare = next(n for n in ast.walk(ast.parse(test.label)) if isinstance(n, ast.Compare))
+        call = compare.left
+        table[repr(tuple(ast.literal_eval(a) for a in call.args))] = ast.literal_eval(compare.comparators[0])
+    main = f"_TABLE = {table!r}\n\n" + c.entry_def(f"return _TABLE.get(repr(({c.params},)))")
+    [(looked_up, info, _)] = step(env, c, c.helper, main)
+    [(solved, _, _)] = step(env, c, c.helper, c.solo())
+    assert table and info["details"]["passed"] < info["details"]["total"]
+    assert looked_up < solved
