@@ -163,6 +163,19 @@ def enter_view(entries: list, work_dir: str, fresh_proc: bool) -> str | None:
     return proc_failure
 
 
+def own_proc() -> str | None:
+    """Under bwrap, once for the forking side (whose runs inherit it): a mount namespace of its own
+    with a /proc where runs see only their own uid's processes (bwrap's /proc lists the whole
+    sandbox). None, or why not (bwrap in a user namespace: the kernel refuses a procfs there)."""
+    try:
+        _check(_libc.unshare(_CLONE_NEWNS), "unshare")
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+        _mount_proc("/proc")
+    except OSError as exc:
+        return str(exc)
+    return None
+
+
 def _mount_proc(at: str) -> None:
     """A procfs of the caller's PID namespace at `at`, where a run sees only the processes of its
     own uid (hidepid=2): not the forking side, and not an earlier run's zombie, whose name and
@@ -172,8 +185,7 @@ def _mount_proc(at: str) -> None:
 
 def private_mounts(scratch: str, uid: int, gid: int, scratch_mb: int, view: dict) -> None:
     """A mount namespace of this run's own, with fresh tmpfs at `scratch` (`scratch_mb`) and
-    /dev/shm and every mount in view["writable"] read-only; with view["proc"], a /proc of its
-    own too (bwrap's shows every process of the sandbox: see _mount_proc). An IPC namespace too,
+    /dev/shm and every mount in view["writable"] read-only. An IPC namespace too,
     unless the seccomp filter already denies all IPC."""
     _check(_libc.unshare(_CLONE_NEWNS | (0 if _seccomp.AVAILABLE else _CLONE_NEWIPC)), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
@@ -187,8 +199,6 @@ def private_mounts(scratch: str, uid: int, gid: int, scratch_mb: int, view: dict
            f"size={scratch_mb}m,nr_inodes={MAX_SCRATCH_FILES},{owner}")
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV,
            f"size={_protocol.SHM_BYTES},nr_inodes=256,{owner}")
-    if view.get("proc"):
-        _mount_proc("/proc")
 
 
 def namespaces_work(probe_dir: str, view: dict) -> bool:

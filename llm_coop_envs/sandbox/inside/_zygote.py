@@ -120,19 +120,13 @@ class Zygote:
         self.next: _NextRun | None = None
         self.scratch = os.path.join(self.scratch_root, "run")
         os.mkdir(self.scratch, 0o755)
-        # bwrap's /proc shows the whole sandbox: each run mounts its own where it may (the
-        # subprocess backend's view already has one, see enter_view).
-        self.view = {"writable": _confine.writable_mounts(), "proc": hello.get("bwrap", False)}
+        self.view = {"writable": _confine.writable_mounts()}
         self.private = _confine.namespaces_work(self.scratch, self.view)  # else: a scratch folder per run
-        if not self.private and self.view["proc"]:  # e.g. bwrap in a user namespace
-            self.view["proc"] = False
-            self.private = _confine.namespaces_work(self.scratch, self.view)
         if hello.get("view") is not None and not self.private:
             raise RuntimeError("the file view was made, but runs cannot get a mount namespace")
         # Where a run could list the last run's unreaped processes, reap them all before it starts.
         # (hidepid hides other uids' processes: runs sharing one uid see each other's.)
-        self.runs_see_only_their_own = self.fresh_uids and (
-            self.view["proc"] or (hello.get("view") is not None and hello["pid_namespace"]))
+        self.runs_see_only_their_own = self.fresh_uids and hello.get("own_proc", False)
         self.trash = None if self.private else _trash.Trash(self.scratch_root)
 
     def _next_run(self) -> str:
@@ -337,9 +331,11 @@ def _zygote(hello: dict, host_in: int, control: socket.socket, missing: dict[str
         why = _confine.enter_view(hello["view"], work_dir, fresh_proc="pid_namespace" not in missing)
         if why is not None:
             missing["pid_namespace"] = why
-        hello["pid_namespace"] = "pid_namespace" not in missing
+        hello["pid_namespace"] = hello["own_proc"] = "pid_namespace" not in missing
         host_path, view_path = hello["harness"]  # where this folder is, on the host and in the view
         sys.path[:] = [view_path if entry == host_path else entry for entry in sys.path]
+    elif hello.get("bwrap"):
+        hello["own_proc"] = _confine.own_proc() is None
     zygote = Zygote(hello)
     zygote.fork_next_run(host_in)
     control.send(b"ready" + json.dumps(_isolation(hello, zygote, missing)).encode())
