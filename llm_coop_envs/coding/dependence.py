@@ -23,7 +23,10 @@ joint run's duration (:func:`scaled_config`); a run stopped at it counts as fail
 What the rule cannot see: on problems without an ``aux`` specification (HumanEval, MBPP,
 CoopHumanEval) there is no pairing, so a main that *checks* ``aux`` on a value no stand-in returns
 (``assert aux(3) == 4``) and then computes everything itself is paid as if it used ``aux``; and a
-main that needs ``aux`` only on inputs the hidden tests never give is not paid.
+main that needs ``aux`` only on inputs the hidden tests never give is not paid. A main that tells a
+stand-in from the helper's function by its other attributes (its docstring, say) can fail on purpose
+under the stand-ins; main code that reads ``__code__``, ``inspect`` or the module's namespace already
+earns no cooperation credit (:mod:`llm_coop_envs.coding.cooperation`).
 """
 
 from __future__ import annotations
