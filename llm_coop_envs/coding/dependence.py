@@ -32,6 +32,7 @@ earns no cooperation credit (:mod:`llm_coop_envs.coding.cooperation`).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -117,7 +118,8 @@ def decide(jobs: Mapping[str, Job | None], results: Mapping[str, ExecutionResult
 
 def scaled_config(config: SandboxConfig, joint_duration_s: float) -> SandboxConfig:
     """The limits of a counterfactual run: a few times the joint run's, within the env's own."""
-    limit = min(config.timeout_s, max(MIN_TIME_S, TIME_FACTOR * joint_duration_s))
+    # Rounded up to a multiple of MIN_TIME_S so that the runs of many steps share a few batches.
+    limit = min(config.timeout_s, MIN_TIME_S * math.ceil(max(1.0, TIME_FACTOR * joint_duration_s / MIN_TIME_S)))
     return dataclasses.replace(config, timeout_s=limit, test_timeout_s=min(config.test_timeout_s, limit))
 
 

@@ -166,3 +166,20 @@ def test_reference_pairs_earn_the_top_reward_on_every_turn(env_id):
         while env.agents:
             _, rewards, _, _, infos = env.step({"helper": row["reference_helper"], "main": row["reference_main"]})
             assert rewards["main"] == pytest.approx(4.0), (row["task_id"], infos["main"]["turn"])
+
+
+def test_the_three_verdict_words():
+    env = make("coop_basics-v2", split="all", num_turns=2, sandbox=SandboxConfig(timeout_s=4.0, test_timeout_s=0.5))
+    verdicts = {"wrong result": "return []", "error": "return 1 / 0", "time limit": "while True:\n        pass"}
+    for word, body in verdicts.items():
+        _, info = step(env, HELPER, f"def add_bonus_points(scores):\n    {body}\n")
+        assert f"({word})" in info["feedback"] and "ZeroDivisionError" not in info["feedback"], info["feedback"]
+
+
+def test_the_counterfactual_limit_is_scaled_and_bounded():
+    from llm_coop_envs.coding.dependence import MIN_TIME_S, scaled_config
+
+    config = SandboxConfig(timeout_s=10.0, test_timeout_s=3.0)
+    assert scaled_config(config, 0.01).timeout_s == MIN_TIME_S
+    assert scaled_config(config, 0.3).timeout_s == pytest.approx(1.0)  # 3x, rounded up to a multiple
+    assert scaled_config(config, 100.0).timeout_s == 10.0 and scaled_config(config, 100.0).test_timeout_s == 3.0
