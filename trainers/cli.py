@@ -184,8 +184,11 @@ def run_training(cfg, env=None, eval_env=None, algorithm=None) -> dict:
     """Train (the trainer evaluates the held-out problems when ``eval_problems``), print the before/after
     table, export the final weights. Returns the ``eval.json`` record (empty without evaluation).
     ``env``/``eval_env``/``algorithm``: already made from ``cfg`` (else the trainer makes them)."""
+    import time
+
     from trainers.trainer import Trainer
 
+    started = time.monotonic()
     trainer = Trainer(cfg, env=env, eval_env=eval_env, algorithm=algorithm)
     from trainers.model_cache import model_label
 
@@ -209,7 +212,19 @@ def run_training(cfg, env=None, eval_env=None, algorithm=None) -> dict:
     trainer.close()
     print(f"Metrics: {trainer.run_dir / 'metrics.jsonl'} (TensorBoard: {trainer.run_dir / 'tensorboard'}); "
           f"weights: {trainer.run_dir / 'final'}")
+    if trainer.dist.is_main:
+        from trainers.curve import plot_run
+
+        picture = plot_run(trainer.run_dir)
+        if picture is not None:
+            print(f"Training curve: {picture}")
+        print(f"Took {_minutes(time.monotonic() - started)} (model loading, training and evaluations).")
     return record
+
+
+def _minutes(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
 
 
 def before_after_table(record: dict) -> str:
