@@ -7,8 +7,9 @@ call in a branch never taken). So when the joint program passes every hidden tes
 sandboxed runs whose pass or fail the judge decides:
 
 1. **stand-ins**: the same program with ``aux`` replaced, after the helper's code and before main's,
-   by each of :data:`STAND_INS` (one that raises, one returning a fresh ``object()``, one returning
-   its first argument, and ones returning ``0``, ``1``, ``True``, ``False``, ``''``, ``None``, ``[]``);
+   by each of :data:`STAND_INS` (one that raises, one returning a fresh ``object()``, ones returning
+   its first argument, its last argument or its arguments as a tuple, and ones returning ``0``, ``1``,
+   ``True``, ``False``, ``''``, ``None``, ``[]``);
 2. **pairings**, on problems that specify ``aux`` (their rows ship ``reference_helper`` and
    ``reference_main``): main's code with the reference ``aux``, and the helper's code with the
    reference main;
@@ -47,6 +48,8 @@ STAND_INS = {
     "raises": "raise RuntimeError('stand-in')",
     "object": "return object()",
     "first_argument": "return args[0] if args else next(iter(kwargs.values()), None)",
+    "last_argument": "return args[-1] if args else None",
+    "the_arguments": "return args",
     "zero": "return 0",
     "one": "return 1",
     "true": "return True",
@@ -55,7 +58,9 @@ STAND_INS = {
     "none": "return None",
     "empty_list": "return []",
 }
-"""Functions that do no work for the problem: a main that passes with one of them does not need ``aux``."""
+"""Functions that do no work for the problem: a main that passes with one of them does not need ``aux``.
+The issue's ten, and two more identities (its last argument, its arguments as a tuple) so that an identity
+helper routed through ``aux(0, x)`` or ``aux(x)[0]`` is no other spelling of the first one."""
 PAIRINGS = ("main_with_reference_aux", "helper_with_reference_main")
 ALONE = "aux_alone"
 TIME_FACTOR = 3.0

@@ -68,8 +68,9 @@ in ``dropped_from_main``, and main code that reaches the module's namespace dyna
 says whether main *calls* ``aux``, not whether the call does any work. Under ``v2`` only ``aux`` (the
 function the prompts ask for) is the helper's function, and once the joint program passes every hidden
 test the judge runs the hidden tests on programs it assembles itself
-(:mod:`llm_coop_envs.coding.dependence`): ``aux`` replaced by ten stand-ins (one that raises, a fresh
-``object()``, its first argument, ``0``, ``1``, ``True``, ``False``, ``''``, ``None``, ``[]``), and, on
+(:mod:`llm_coop_envs.coding.dependence`): ``aux`` replaced by twelve stand-ins (one that raises, a fresh
+``object()``, its first argument, its last argument, its arguments as a tuple, ``0``, ``1``, ``True``,
+``False``, ``''``, ``None``, ``[]``), and, on
 problems that specify ``aux``, main's code with the reference ``aux`` and the helper's code with the
 reference main. ``uses_helper`` (and with it ``beyond_wrapper``) is paid only when every stand-in
 program fails a hidden test and every pairing passes them all; ``beyond_wrapper`` is withheld when

@@ -116,6 +116,8 @@ def step(env, c: Case, helper: str, main: str, turns: int = 1):
 # ------------------------------------------------------------------------------------------ the tricks
 IRRELEVANT_HELPER = "def aux(v, *rest):\n    return repr(v) + '!'\n"
 IDENTITY_HELPER = "def aux(v, *rest):\n    return v\n"
+SELECTOR_HELPER = "def aux(first, second):\n    return second\n"
+TUPLE_HELPER = "def aux(*values):\n    return values\n"
 RAISING_HELPER = "def aux(*args):\n    raise ValueError('no')\n"
 WRONG_HELPER = "def aux(*args):\n    return None\n"
 SHADOWS = ("def range(*args):\n    return __import__('builtins').range(*args)\n\n"
@@ -132,6 +134,10 @@ def tricks(c: Case) -> dict[str, tuple[tuple[str, str], tuple[str, str]]]:
         "identity helper routed through": (
             (IDENTITY_HELPER, c.solo(f"{c.first} = aux({c.first})\n")), (IDENTITY_HELPER, c.solo())),
         "dead store": ((IRRELEVANT_HELPER, c.solo(f"_ = aux({c.first})\n")), (IRRELEVANT_HELPER, c.solo())),
+        "identity helper as a selector (`aux(0, x)`)": (
+            (SELECTOR_HELPER, c.solo(f"{c.first} = aux(0, {c.first})\n")), (SELECTOR_HELPER, c.solo())),
+        "identity helper inside a tuple (`aux(x)[0]`)": (
+            (TUPLE_HELPER, c.solo(f"{c.first} = aux({c.first})[0]\n")), (TUPLE_HELPER, c.solo())),
         "value dropped by indexing": (
             (IRRELEVANT_HELPER, c.mine + "\n" + c.entry_def(f"return [{call}, aux({c.first})][0]")),
             (IRRELEVANT_HELPER, c.solo())),

@@ -71,7 +71,7 @@ def test_a_main_looping_under_every_stand_in_is_stopped_at_the_scaled_limit():
     statuses = info["details"]["helper_dependence"]["stand_ins"]
     assert "timeout" in statuses.values() and "passed" not in statuses.values()
     assert reward == pytest.approx(4.0)  # it does need aux: every stand-in fails
-    assert elapsed < 10.0  # ten stand-ins at the full 10 s limit would take 50 s on two cores
+    assert elapsed < 10.0  # twelve stand-ins at the full 10 s limit would take 60 s on two cores
 
 
 def test_per_agent_rewards_apply_the_same_rule():
