@@ -144,9 +144,10 @@ class CoopEnv(ParallelEnv):
         if choice is None:
             return int(self._np_random.integers(len(self.task)))
         if isinstance(choice, (int, np.integer)) and not isinstance(choice, bool):
-            if not -len(self.task) <= choice < len(self.task):
-                raise IndexError(f"Problem index {choice} is out of range: this split has {len(self.task)} problems.")
-            return int(choice) % len(self.task)
+            if not 0 <= choice < len(self.task):  # -1 is a mistake here, not "the last problem"
+                raise IndexError(f"Problem index {choice} is out of range: this split has {len(self.task)} problems "
+                                 f"(indices 0 to {len(self.task) - 1}).")
+            return int(choice)
         if isinstance(choice, str):
             return self._index_of(choice)
         raise TypeError(f"options['task_id'] must be a task id string or an index, got {type(choice).__name__}.")

@@ -103,14 +103,29 @@ def _read_file(path: Path) -> list[Row]:
     is_list = (path.with_suffix("") if compressed else path).suffix == ".json"
     try:
         rows = json.loads(text) if is_list else _json_lines(text)
-    except json.JSONDecodeError as error:
+    except ValueError as error:  # json's own error, or a JSON Lines line's
         raise ValueError(f"{path} is not valid JSON{'' if is_list else ' Lines'}: {error}") from None
     if isinstance(rows, dict):  # {"train": [...]} or {"data": [...]}: accept a single list value
         lists = [v for v in rows.values() if isinstance(v, list)]
         rows = lists[0] if len(lists) == 1 else rows
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise ValueError(f"{path} must hold a list of JSON objects (one per problem).")
+    _refuse_duplicate_ids(rows, path)
     return rows
+
+
+def _refuse_duplicate_ids(rows: list[Row], path: Path) -> None:
+    """Two problems under one ``task_id`` would make ``reset(options={"task_id": ...})`` and every
+    per-problem record ambiguous."""
+    seen: dict[Any, int] = {}
+    for number, row in enumerate(rows, 1):
+        task_id = row.get("task_id")
+        if task_id is None:
+            continue
+        if task_id in seen:
+            raise ValueError(f"{path}: task_id {task_id!r} appears twice (problems {seen[task_id]} and {number}); "
+                             "give each problem its own task_id.")
+        seen[task_id] = number
 
 
 def _text(path: Path, compressed: bool) -> str:
@@ -126,7 +141,15 @@ def _text(path: Path, compressed: bool) -> str:
 
 
 def _json_lines(text: str) -> list[Row]:
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as error:  # its own position is within the line: name the file's line
+            raise ValueError(f"line {number}, column {error.colno}: {error.msg}") from None
+    return rows
 
 
 def _from_hub(dataset: str, source: DatasetSource) -> list[Row]:
