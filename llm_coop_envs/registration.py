@@ -20,8 +20,11 @@ from types import MappingProxyType
 from typing import Any
 
 ENV_ID_RE = re.compile(r"^(?P<name>[A-Za-z0-9][\w.]*)-v(?P<version>\d+)$")
-PETTINGZOO_NAMESPACE = "llm_coop"
-GYMNASIUM_NAMESPACE = "llm_coop_envs"
+NAMESPACE = "llm_coop_envs"
+"""The documented namespace of the ids in PettingZoo's and Gymnasium's registries: ``llm_coop_envs/<id>``."""
+ALIAS_NAMESPACE = "llm_coop"
+"""An older name of the same namespace, kept working in both registries (``llm_coop/<id>``)."""
+PETTINGZOO_NAMESPACE = GYMNASIUM_NAMESPACE = NAMESPACE
 SINGLE_AGENT_ENTRY_POINT = "llm_coop_envs.wrappers.single_agent:make_single_agent"
 
 
@@ -226,11 +229,12 @@ def _register_with_pettingzoo(id: str) -> None:
         from pettingzoo.env_registry.registration import aec_registry, parallel_registry, register as pz_register
     except ImportError:
         return
-    pz_id = f"{PETTINGZOO_NAMESPACE}/{id}"
-    if pz_id not in parallel_registry:
-        pz_register("parallel", pz_id, entry_point=functools.partial(make, id))
-    if pz_id not in aec_registry:
-        pz_register("aec", pz_id, entry_point=functools.partial(make_aec, id))
+    for namespace in (NAMESPACE, ALIAS_NAMESPACE):
+        pz_id = f"{namespace}/{id}"
+        if pz_id not in parallel_registry:
+            pz_register("parallel", pz_id, entry_point=functools.partial(make, id))
+        if pz_id not in aec_registry:
+            pz_register("aec", pz_id, entry_point=functools.partial(make_aec, id))
 
 
 def gymnasium_id(id: str) -> str:
@@ -245,6 +249,6 @@ def _register_with_gymnasium(id: str) -> None:
     once ``llm_coop_envs`` is imported, or when it is named as ``llm_coop_envs:llm_coop_envs/<id>``."""
     import gymnasium
 
-    gym_id = gymnasium_id(id)
-    if gym_id not in gymnasium.registry:
-        gymnasium.register(gym_id, entry_point=SINGLE_AGENT_ENTRY_POINT, kwargs={"env_id": id})
+    for gym_id in (gymnasium_id(id), f"{ALIAS_NAMESPACE}/{id}"):
+        if gym_id not in gymnasium.registry:
+            gymnasium.register(gym_id, entry_point=SINGLE_AGENT_ENTRY_POINT, kwargs={"env_id": id})
