@@ -34,6 +34,8 @@ def summarize(records: Sequence[EpisodeRecord], ks: Iterable[int], wall_s: float
         "components": _mean_dicts(r.components for r in records),
         "errors": sum(bool(r.error) for r in records),
     }
+    if groups:
+        summary["intervals"] = problem_intervals(groups)
     fractions = [[r.test_fraction for r in g] for g in groups]
     if records and all(f is not None for g in fractions for f in g):
         summary["accuracy_at_k"] = _keyed(mean_accuracy_at_k(fractions, ks))
@@ -51,6 +53,23 @@ def summarize(records: Sequence[EpisodeRecord], ks: Iterable[int], wall_s: float
         "wall_s_per_episode": (wall_s / len(records)) if wall_s is not None and records else None,
     }
     return summary
+
+
+INTERVAL_RESAMPLES = 2_000
+
+
+def problem_intervals(groups: Sequence[Sequence[EpisodeRecord]]) -> dict[str, dict[str, float]]:
+    """95 % bootstrap intervals over problems (each problem's mean over its samples) of the solved rate
+    and the mean reward: the table's error bars, so that two rows are not read as different by noise."""
+    import numpy as np
+
+    from benchmarks.learning.bootstrap import interval
+
+    per_problem = {
+        "solved_rate": [mean(float(r.solved) for r in g) for g in groups],
+        "reward": [mean(float(r.reward) for r in g) for g in groups],
+    }
+    return {name: interval(np.array([values]), INTERVAL_RESAMPLES).as_dict() for name, values in per_problem.items()}
 
 
 def _keyed(values: dict[int, float | None]) -> dict[str, float | None]:

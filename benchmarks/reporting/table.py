@@ -48,8 +48,8 @@ def _columns(methods: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, Any]]:
         columns += [(f"pass@{k}", _percent("pass_at_k", k)) for k in ks]
         columns += [(f"acc@{k}", _percent("accuracy_at_k", k)) for k in ks]
         columns.append(("coop. rate", _percent_field("cooperation_rate")))
-    columns.append(("solved", _percent_field("solved_rate")))
-    columns.append(("reward", lambda s: s.get("reward")))
+    columns.append(("solved [95 % CI]", _with_interval("solved_rate", percent=True)))
+    columns.append(("reward [95 % CI]", _with_interval("reward", percent=False)))
     writing_keys = list(dict.fromkeys(k for s in methods.values() for k in s.get("writing", {})))
     columns += [(key, _writing(key)) for key in writing_keys]
     columns.append(("tokens/ep", lambda s: s["efficiency"]["tokens_per_episode"]))
@@ -64,6 +64,19 @@ def _percent(field: str, k: str):
 
 def _percent_field(field: str):
     return lambda s: _scaled(s.get(field))
+
+
+def _with_interval(field: str, percent: bool):
+    """The value and, where the summary has it, its 95 % interval over problems (``intervals``)."""
+    def cell(summary: Mapping[str, Any]) -> Any:
+        value, bounds = summary.get(field), (summary.get("intervals") or {}).get(field)
+        if value is None or not bounds:
+            return _scaled(value) if percent else value
+        if percent:
+            return f"{100 * value:.2f}% [{100 * bounds['low']:.1f}, {100 * bounds['high']:.1f}]"
+        return f"{value:.3f} [{bounds['low']:.3f}, {bounds['high']:.3f}]"
+
+    return cell
 
 
 def _writing(key: str):
