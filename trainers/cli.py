@@ -20,7 +20,7 @@ from pathlib import Path
 
 
 TRAIN_EXAMPLES = """Examples:
-  llm-coop train --preset cpu-demo                    # the CPU demo: SmolLM2-135M on coop_basics-v0
+  llm-coop train --preset cpu-demo                    # the CPU demo: SmolLM2-135M, procedural suite level 1
   llm-coop train --env coop_humaneval-v0 --steps 50 learning_rate=5e-5 sampling.temperature=0.7
   llm-coop train --config my.yaml --run-name exp1     # a YAML/TOML file, then flags, then key=value
   llm-coop train --preset cpu-demo --resume           # continue the run's latest checkpoint
