@@ -1,12 +1,15 @@
 """``llm-coop bench``: train algorithms x seeds at an equal budget, then report held-out results with CIs.
 
-    llm-coop bench                                   # magrpo and grpo, seeds 0 1, on coop_basics-v0
-    llm-coop bench coop_humaneval-v0 --algos magrpo,grpo --seeds 0 1 2 --steps 30
-    llm-coop bench --algos magrpo,marloo,mypkg.my_algo:MyAlgo   # any registered name or module:Class
+    llm-coop bench                                   # the leaderboard's protocol (protocol.json): magrpo, grpo x 3 seeds
+    llm-coop bench --quick                           # a few-minute smoke run of it, labelled "not comparable"
+    llm-coop bench --algos magrpo,mypkg.my_algo:MyAlgo   # any registered name or module:Class, at the protocol's budget
+    llm-coop bench coop_basics-v2 --steps 30         # another env: the protocol's budget, seeds and algorithms
     llm-coop bench --report-only                     # rebuild the report from the run folders
 
-Runs go to ``runs/bench/<env>/`` and the report to ``runs/bench/<env>/results/``; a table committed
-under ``benchmarks/results/`` is regenerated only by naming it: ``--out benchmarks/results/learning/<env>``.
+The defaults come from ``benchmarks/learning/protocol.json`` (the leaderboard's protocol; on its env
+also its env kwargs, held-out sets and clip norm). Runs go to ``runs/bench/<env>/`` and the report to
+``runs/bench/<env>/results/``; a table committed under ``benchmarks/results/`` is regenerated only by
+naming it: ``--out benchmarks/results/learning/<env>``.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.learning.plan import (
-    DEFAULT_ALGORITHMS, DEFAULT_ENV, DEFAULT_SEEDS, Budget, check_algorithms, eval_command, one_line, parse_eval_set,
+    Budget, check_algorithms, eval_command, one_line, parse_eval_set,
     plan, teams_of, train_command, untrained_command, untrained_settings,
 )
+from benchmarks.learning.protocol import PROTOCOL_FILE, load_protocol
 from benchmarks.learning.runner import portable_command
 from benchmarks.machine import uptime
 
@@ -48,8 +52,11 @@ def bench_command(argv: Sequence[str]) -> int:
 
     Example: llm-coop bench --steps 10 --seeds 0 1    # MAGRPO vs GRPO at an equal budget
     """
-    args = _parser().parse_args(list(argv))
-    runs_dir = Path(args.runs_dir or f"runs/bench/{args.env}")
+    parser = _parser()
+    args = parser.parse_args(list(argv))
+    if args.quick:
+        apply_quick(args, parser)
+    runs_dir = Path(args.runs_dir or f"runs/bench/{args.env}" + ("-quick" if args.quick else ""))
     out = Path(args.out) if args.out else runs_dir / RESULTS_FOLDER
     try:
         check_out(out, named=args.out is not None)
@@ -87,6 +94,8 @@ def bench_command(argv: Sequence[str]) -> int:
         shutil.copy(paths["png"], paths["docs_png"])
     if not args.quiet:
         print(results_table(summary, Budget.from_dict(meta["budget"]), teams_of(meta)))
+        if not meta.get("protocol", {}).get("comparable", True):
+            print(meta["protocol"]["label"])
         print("Wrote " + ", ".join(str(p) for p in paths.values()))
     return _exit_code(runs, partial=args.max_runs is not None or args.report_only)
 
@@ -126,7 +135,9 @@ def plan_summary(meta: dict[str, Any], runs_dir: Path, out: Path) -> str:
     minutes = len(todo) * estimate_run_s(budget, 1 + len(eval_sets)) / 60
     done = f"; {len(specs) - len(todo)} finished before are kept" if len(todo) < len(specs) else ""
     steps = ", ".join(str(step) for step in range(0, budget.steps, budget.eval_every)) + f", {budget.steps}"
+    protocol = meta.get("protocol") or {}
     return "\n".join([
+        *([f"{protocol['label'].upper()}."] if protocol.get("comparable") is False and protocol.get("label") else []),
         f"Plan: {len(specs)} runs ({', '.join(meta['algorithms'])} x seeds {', '.join(map(str, meta['seeds']))}) on "
         f"{meta['env']}, one after another{done}.",
         f"Each run: {budget.steps} steps x {budget.problems_per_step} problem(s) x G={budget.group_size} joint samples of "
@@ -183,6 +194,11 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
     check_algorithms(algorithms)  # before anything trains: a wrong name stops here
     if args.max_runs is not None and args.max_runs < 1:
         raise ValueError(f"--max-runs must be at least 1, got {args.max_runs}")
+    protocol = load_protocol()
+    if args.env == protocol.env:  # the protocol's own env: its kwargs, held-out sets and clip norm too
+        args.set = [*protocol.trainer_settings(args.set), *args.set]
+        if not args.eval_set and not args.quick:
+            args.eval_set = [f"{name}={json.dumps(dict(kwargs))}" for name, kwargs in protocol.eval_sets.items()]
     budget = Budget(
         steps=args.steps, problems_per_step=args.problems_per_step, group_size=args.group_size,
         sample_tokens=args.sample_tokens, eval_every=args.eval_every, eval_problems=args.eval_problems,
@@ -198,6 +214,7 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
         "env": args.env, "algorithms": algorithms, "seeds": list(args.seeds), "budget": dataclasses.asdict(budget),
         "overrides": list(args.set), "eval_sets": eval_sets, "model": describe_model(budget.model), "package_version": _version(), "machine": machine(),
         "provenance": bench_provenance(args.env, budget), "code": bench_code(algorithms),
+        "protocol": protocol_record(protocol, args),
         "sessions": [],
     }
     _check_resumable(meta, runs_dir, reuse=args.reuse)
@@ -208,6 +225,27 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
     meta["sessions"].append({"command": "llm-coop bench " + portable_command(list(argv)), "uptime_start": uptime(),
                              "code": meta["code"]})
     return meta
+
+
+def protocol_record(protocol, args: argparse.Namespace) -> dict[str, Any]:
+    """Which protocol the bench ran and whether its numbers compare with the leaderboard's (a
+    ``--quick`` run never does)."""
+    if args.quick:
+        return {"name": protocol.name, "comparable": False, "label": protocol.quick_label}
+    return {"name": protocol.name, "comparable": args.env == protocol.env, "file": PROTOCOL_FILE.name}
+
+
+QUICK_FLAGS = {"algos": "algorithms", "seeds": "seeds"}
+
+
+def apply_quick(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """``--quick``: the protocol's smoke-run values in place of every default the command did not change."""
+    quick = load_protocol().quick
+    values = {**quick.get("budget", {}), "algos": ",".join(quick.get("algorithms", [])) or None,
+              "seeds": quick.get("seeds")}
+    for name, value in values.items():
+        if value is not None and getattr(args, name) == parser.get_default(name):
+            setattr(args, name, value)
 
 
 def check_setup(env: str, algorithms: Sequence[str], budget: Budget, overrides: Sequence[str], seed: int) -> None:
@@ -408,28 +446,41 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The examples as written, and every option's default (the protocol's) in ``--help``."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, False, []) or action.help is None:
+            return action.help  # a flag that is off, or a folder derived from others: said in its help
+        return super()._get_help_string(action)
+
+
 def _parser() -> argparse.ArgumentParser:
-    defaults = Budget()
+    protocol = load_protocol()
+    defaults = protocol.budget
     parser = argparse.ArgumentParser(
-        prog="llm-coop bench", description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Examples:\n" + __doc__.split("\n\n")[1].rstrip(),  # the examples of the module docstring
+        prog="llm-coop bench", description=__doc__.splitlines()[0], formatter_class=_HelpFormatter,
+        epilog="Examples:\n" + __doc__.split("\n\n")[1].rstrip()  # the examples of the module docstring
+        + "\n\n" + __doc__.split("\n\n")[2].strip(),
     )
-    parser.add_argument("env", nargs="?", default=DEFAULT_ENV, help=f"registered env id (default {DEFAULT_ENV})")
-    parser.add_argument("--algos", default=",".join(DEFAULT_ALGORITHMS), help="comma-separated algorithms: registered names or package.module:Class; the first is compared with the others")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
+    parser.add_argument("env", nargs="?", default=protocol.env, help="registered env id")
+    parser.add_argument("--algos", default=",".join(protocol.algorithms), help="comma-separated algorithms: registered names or package.module:Class; the first is compared with the others")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(protocol.seeds), help="training seeds, one run per algorithm and seed")
+    parser.add_argument("--quick", action="store_true", help="a few-minute smoke run (the protocol's quick values for every "
+                        "setting not given), labelled not comparable; its runs go to runs/bench/<env>-quick")
     parser.add_argument("--steps", type=int, default=defaults.steps, help="training steps, the same for every algorithm")
-    parser.add_argument("--problems-per-step", type=int, default=defaults.problems_per_step)
+    parser.add_argument("--problems-per-step", type=int, default=defaults.problems_per_step, help="problems per training step")
     parser.add_argument("--group-size", type=int, default=defaults.group_size, help="G joint samples per problem")
     parser.add_argument("--sample-tokens", type=int, default=defaults.sample_tokens,
                         help="cap on the tokens of one joint sample, summed over agents (a pair's agents get half each)")
     parser.add_argument("--eval-every", type=int, default=defaults.eval_every, help="held-out evaluation every N steps")
     parser.add_argument("--eval-problems", type=int, default=defaults.eval_problems, help="held-out problems per evaluation")
-    parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
-    parser.add_argument("--lora-r", type=int, default=defaults.lora_r)
+    parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="AdamW learning rate of the LoRA weights")
+    parser.add_argument("--lora-r", type=int, default=defaults.lora_r, help="LoRA rank (alpha is twice it)")
     parser.add_argument("--temperature", type=float, default=defaults.temperature, help="training sampling temperature")
-    parser.add_argument("--top-p", type=float, default=defaults.top_p)
+    parser.add_argument("--top-p", type=float, default=defaults.top_p, help="training sampling top-p")
     parser.add_argument("--stop-after-code", action=argparse.BooleanOptionalAction, default=defaults.stop_after_code,
-                        help="end a reply at the closing fence of its code block (default: on)")
+                        help="end a reply at the closing fence of its code block")
     parser.add_argument("--model", default=defaults.model, help=f"'default' ({describe_model('default')}), a Hub id or a path")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra trainer override for every run")
     parser.add_argument("--runs-dir", help="trainer run folders (default runs/bench/<env>)")

@@ -59,8 +59,10 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
     budget = Budget.from_dict(meta["budget"])
     teams = teams_of(meta)
     machine = meta["machine"]
+    protocol = meta.get("protocol") or {}
     parts = [
         f"# Learning benchmark on `{meta['env']}`" + (f": extra held-out set `{meta['eval_set']}`" if meta.get("eval_set") else ""),
+        *([f"**{protocol['label']}.**"] if protocol.get("comparable") is False and protocol.get("label") else []),
         *([f"Held-out env kwargs of this set: `{json.dumps(meta['eval_sets'][meta['eval_set']])}`; the main set's "
            "report is in the folder above."] if meta.get("eval_set") else []),
         f"Reproduce (every run, all settings spelled out; llm-coop-envs {meta['package_version']}):",

@@ -13,7 +13,7 @@ from tests.benchmarks.learning_runs import write_meta, write_run
 NONE = [False] * 6
 HALF = [True, True, True, False, False, False]
 BUDGET = Budget(steps=4, eval_every=2, eval_problems=6, sample_tokens=64)
-BUDGET_FLAGS = ["--steps", "4", "--eval-every", "2", "--eval-problems", "6", "--sample-tokens", "64"]
+BUDGET_FLAGS = ["--steps", "4", "--eval-every", "2", "--eval-problems", "6", "--sample-tokens", "64", "--problems-per-step", "1"]
 
 PLUGINS = '''
 from trainers.algorithms import AlgorithmBase, leave_one_out, policy_gradient_loss
@@ -99,7 +99,7 @@ def test_algorithms_added_to_an_existing_benchmark_join_its_runs(plugins, tmp_pa
     write_run(runs_dir, "grpo-seed0", {0: NONE, 2: NONE, 4: NONE}, pair=False)
     new = f"{plugins}:SoloLOO"
     write_run(runs_dir, RunSpec(new, 0).name, {0: NONE, 2: NONE, 4: HALF}, pair=False)  # as if trained already
-    argv = ["--algos", f"magrpo,grpo,{new}", "--seeds", "0", *BUDGET_FLAGS,
+    argv = ["coop_basics-v0", "--algos", f"magrpo,grpo,{new}", "--seeds", "0", *BUDGET_FLAGS,
             "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "50", "-q"]
     assert bench_command(argv) == 0
     meta = json.loads((runs_dir / "bench.json").read_text())

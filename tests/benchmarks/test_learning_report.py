@@ -136,7 +136,8 @@ def test_collect_runs_marks_unrun_runs_missing(tmp_path):
 
 def test_resuming_with_other_settings_is_refused(tmp_path, capsys):
     write_meta(tmp_path, BUDGET)
-    code = bench_command(["--runs-dir", str(tmp_path), "--steps", "99", "-q"])
+    write_run(tmp_path, "magrpo-seed0", {0: [False] * 4, 2: [True] * 4})  # a run to keep (no records: no refusal)
+    code = bench_command(["coop_basics-v0", "--runs-dir", str(tmp_path), "--steps", "99", "-q"])
     assert code == 2 and "other settings (budget differ)" in capsys.readouterr().err
 
 
@@ -207,7 +208,9 @@ def test_adding_an_algorithm_reuses_the_finished_runs(tmp_path):
     from benchmarks.learning.cli import _parser, _start
 
     write_meta(tmp_path, Budget(), algorithms=("magrpo", "grpo"), seeds=(0, 1))
-    argv = ["--runs-dir", str(tmp_path), "--algos", "magrpo,marloo", "--seeds", "0"]
+    write_run(tmp_path, "grpo-seed1", {0: NONE, 2: NONE}, pair=False)  # a finished run: the folder is kept
+    argv = ["coop_basics-v0", "--runs-dir", str(tmp_path), "--algos", "magrpo,marloo", "--seeds", "0", "--steps", "10",
+            "--problems-per-step", "1", "--eval-every", "5", "--eval-problems", "40"]
     meta = _start(_parser().parse_args(argv), argv, tmp_path)
     assert meta["algorithms"] == ["magrpo", "marloo", "grpo"] and meta["seeds"] == [0, 1]
-    assert [s["command"] for s in meta["sessions"]][-1].endswith("--algos magrpo,marloo --seeds 0")
+    assert [s["command"] for s in meta["sessions"]][-1].endswith("--eval-every 5 --eval-problems 40")

@@ -35,7 +35,7 @@ def test_bench_trains_both_algorithms_and_reports(tmp_path, tiny_model_dir, data
     runs_dir, out = tmp_path / "runs", tmp_path / "out"
     argv = [
         "coop_humaneval-v0", "--algos", "magrpo,grpo", "--seeds", "0", "--steps", "2", "--eval-every", "1",
-        "--eval-problems", "2", "--group-size", "2", "--sample-tokens", "16", "--model", str(tiny_model_dir),
+        "--eval-problems", "2", "--group-size", "2", "--sample-tokens", "16", "--problems-per-step", "1", "--model", str(tiny_model_dir),
         "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "200", "-q", "--set", "env_workers=1",
     ]
     assert bench_command(argv) == 0, [p.read_text()[-2000:] for p in runs_dir.glob("*.log")]
