@@ -29,10 +29,7 @@ from llm_coop_envs.fingerprint import Unavailable, fingerprint, fingerprint_of
 
 STORED_FILE = Path(__file__).with_name("env_fingerprints.json")
 STORED = json.loads(STORED_FILE.read_text(encoding="utf-8"))
-PENDING = {
-    env_id: "still being built under the coding-ids issue (44): its author stores the fingerprint when the id is final"
-    for env_id in ("coop_basics-v2", "coop_humaneval-v2", "humaneval-v2", "mbpp-v2", "coop_procedural-v1")
-}
+PENDING: dict[str, str] = {}
 """Ids registered while their definition is still moving; each leaves this list in the commit that
 stores its fingerprint."""
 

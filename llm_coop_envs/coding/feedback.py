@@ -129,8 +129,10 @@ def _test_lines(verdict: Verdict, mode: str) -> list[str]:
 def _public_lines(verdict: Verdict) -> list[str]:
     """``"silent"`` feedback: the public tests' own run, three verdict words, nothing hidden."""
     result, public = verdict.public_result, verdict.problem.public_tests
-    if not public or result is None:
+    if not public:
         return ["Public examples: none for this problem (hidden tests are not reported during an episode)."]
+    if result is None:  # main did not run, or the episode ends with this turn (no one reads it)
+        return ["Public examples: not run" + (" on the last turn." if verdict.result else ".")]
     if result.status not in ("ok", "timeout"):
         return ["The program failed to load (error). Public examples not run."]
     pairs = list(zip(public, result.tests))

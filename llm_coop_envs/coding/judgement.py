@@ -67,6 +67,7 @@ def _test_facts(verdict: Verdict) -> dict[str, Any]:
         "total": scoring,
         "public_passed": sum(o["status"] == "passed" for o in outcomes[scoring:]),
         "public_total": len(problem.public_tests),
+        "public_ran": bool(verdict.public_outcomes),  # v2 rules: not on an episode's last turn
         "tests": outcomes,
         "sandbox": None if result is None else _sandbox_summary(result),
     }

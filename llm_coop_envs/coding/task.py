@@ -99,14 +99,22 @@ class CodingTask:
     def evaluate(self, index: int, replies: Mapping[str, str]) -> Evaluation:
         return self.evaluate_many([(index, replies)])[0]
 
+    # The env says which replies end their episode's last turn (core/env.py): under rules with a
+    # separate public run, that run only feeds back to a next turn, so none is made for them.
+    reads_last_turn = True
+
     def evaluate_many(self, items: Sequence[tuple[int, Mapping[str, str]]],
-                      executor: Executor | None = None) -> list[Evaluation]:
+                      executor: Executor | None = None,
+                      last_turn: Sequence[bool] | None = None) -> list[Evaluation]:
         """``evaluate`` for many (index, replies) pairs at once: every program that needs the
         sandbox goes in one ``run_tests_batch`` call, which keeps the warm interpreters busy back
         to back. Each program still runs on its own, so the results equal one ``evaluate`` each.
-        ``executor`` is not needed (the sandbox batch already runs the programs side by side)."""
+        ``executor`` is not needed (the sandbox batch already runs the programs side by side).
+        ``last_turn[i]``: item i ends its episode, so its feedback reaches no agent (default: no)."""
         plans = [self._pairs(index, replies) for index, replies in items]
-        drafts = [[self._draft(index, h, m) for h, m in pairs] for (index, _), (pairs, _) in zip(items, plans)]
+        last = list(last_turn) if last_turn is not None else [False] * len(items)
+        drafts = [[self._draft(index, h, m, public=not end) for h, m in pairs]
+                  for (index, _), (pairs, _), end in zip(items, plans, last)]
         results = iter(self._run([job for ds in drafts for d in ds for job in d.jobs]))
         verdicts = [[d.verdict(*[next(results) for _ in d.jobs]) for d in ds] for ds in drafts]
         verdicts = self._with_dependence(verdicts, [d for ds in drafts for d in ds])
@@ -188,8 +196,9 @@ class CodingTask:
         verdict = draft.verdict(*self._run(list(draft.jobs)))
         return self._with_dependence([[verdict]], [draft])[0][0]
 
-    def _draft(self, index: int, helper_reply: str, main_reply: str) -> _Draft:
-        """Everything before the sandbox run: parsing, the assembled program, its sandbox job."""
+    def _draft(self, index: int, helper_reply: str, main_reply: str, public: bool = True) -> _Draft:
+        """Everything before the sandbox run: parsing, the assembled program, its sandbox jobs
+        (``public``: also the public tests' own run, where the rules make one)."""
         problem = self.problems[index]
         helper, main = parse_reply(helper_reply), parse_reply(main_reply)
         program = build_program(problem, helper, main, aux_only=self.rules.counterfactual)
@@ -198,7 +207,7 @@ class CodingTask:
             # The prompt's own code (imports, helper functions) is trusted: the judge runs the
             # tests with it, so a program cannot redefine what the tests call.
             if self.rules.silent_hidden:  # public tests in a process that never ran a hidden test
-                runs = [problem.tests] + ([problem.public_tests] if problem.public_tests else [])
+                runs = [problem.tests] + ([problem.public_tests] if problem.public_tests and public else [])
             else:
                 runs = [problem.tests_to_run]
             jobs = tuple((program.source, [t.source for t in tests], problem.entry_point, problem.context)

@@ -25,7 +25,9 @@ Batching: :func:`step_many` steps many envs at once (e.g. a group's copies of on
 the finished turns, then feedback, history and observations) is written once. Stepped one at a
 time, every copy would pay a round trip to the sandbox and wait idle while its program runs; here
 the joint replies of all copies go to their task in one call when it scores batches
-(``evaluate_many(items, executor)``: the coding and writing tasks). A coding task hands them to the
+(``evaluate_many(items, executor)``: the coding and writing tasks; a task whose class sets
+``reads_last_turn`` also gets ``last_turn``, which replies end their episode's last turn, so it can
+skip work whose only use is feedback no agent will read). A coding task hands them to the
 sandbox as one batch: each program still runs on its own, isolated, and the results equal one step
 each. Either task calls a batched reward function once for all of them
 (:mod:`llm_coop_envs.core.reward_fns`). Envs that are not a ``CoopEnv`` (a wrapper, say) are
@@ -431,7 +433,8 @@ def _evaluate(envs: list[CoopEnv], positions: list[int], executor: Executor | No
         task = envs[group[0]].task
         joint = [envs[i]._joint_reply() for i in group]
         if callable(getattr(task, "evaluate_many", None)):
-            scored = task.evaluate_many(joint, executor)
+            last = {"last_turn": [envs[i]._episode.turn >= envs[i].num_turns for i in group]}
+            scored = task.evaluate_many(joint, executor, **(last if getattr(task, "reads_last_turn", False) else {}))
         else:
             scored = map_on(executor, lambda reply: task.evaluate(*reply), joint)
         evaluations.update(zip(group, scored))

@@ -94,6 +94,7 @@ reward functions). Its keys, per task family:
 | ``scoring_tests``, ``public_tests`` | the labels of the tests that score (under ``v1`` rules the hidden ones) and of the public tests (shown in feedback, never scored) |
 | ``passed``, ``total`` | scoring tests passed, of all scoring tests |
 | ``public_passed``, ``public_total`` | the same for the public tests |
+| ``public_ran`` | whether the public tests ran (under ``v2`` rules they run in their own process only when a next turn will read their feedback) |
 | ``tests`` | per test run: ``test`` (its label), ``public``, ``status``, ``error_type``, ``message``, ``fallback``; empty when nothing ran |
 | ``sandbox`` | the run: ``status``, ``error_type``, ``error_message``, ``duration_s``, ``backend``, ``stdout``, ``stderr``; None when nothing ran |
 | ``helper_use`` | the cooperation facts read from the code: ``calls_helper``, ``thin_wrapper``, ``ignores_return``, ``used`` |
