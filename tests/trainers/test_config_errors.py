@@ -79,7 +79,7 @@ def test_a_missing_model_folder_is_one_line():
 
 def test_an_unknown_env_or_env_argument_is_one_line():
     assert_one_line_error(run_cli("train", "--env", "coop_humaneva-v1"), "coop_humaneval-v1")
-    assert_one_line_error(run_cli("train", "--env", "coop_basics-v1", "env_kwargs.num_turn=2"), "num_turn",
+    assert_one_line_error(run_cli("train", "--env", "coop_basics-v2", "env_kwargs.num_turn=2"), "num_turn",
                           "did you mean 'num_turns'?")
     assert_one_line_error(run_cli("train", "--algo", "magrpoo"), "No algorithm named 'magrpoo'")
 
