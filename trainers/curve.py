@@ -41,20 +41,13 @@ def plot_run(run_dir: Path) -> Path | None:
 
     figure, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     left, right = axes
-    for key, name in (("reward/mean", "mean reward"), ("reward/tests", "tests component")):
-        points = [(row["step"], _number(row.get(key))) for row in train]
-        points = [(step, value) for step, value in points if value is not None]
-        if points:
-            left.plot([s for s, _ in points], [v for _, v in points], marker=".", label=name)
+    _plot_series(left, train, (("reward/mean", "mean reward"), ("reward/tests", "tests component")), ".")
     left.set_title("training samples, per step", fontsize=10)
     left.set_xlabel("training step")
     if train:
         left.legend(fontsize=8)
-    for key, name in (("eval/pass_rate", "pass rate"), ("eval/tests_passed", "acc (share of tests passed)")):
-        points = [(row["step"], _number(row.get(key))) for row in evals]
-        points = [(step, value) for step, value in points if value is not None]
-        if points:
-            right.plot([s for s, _ in points], [v for _, v in points], marker="o", label=name)
+    _plot_series(right, evals, (("eval/pass_rate", "pass rate"),
+                                ("eval/tests_passed", "acc (share of tests passed)")), "o")
     right.set_title("held-out problems, greedy", fontsize=10)
     right.set_xlabel("training step")
     right.set_ylim(0, 1)
@@ -69,3 +62,12 @@ def plot_run(run_dir: Path) -> Path | None:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _plot_series(axis, rows: list[dict], series, marker: str) -> None:
+    """One line per (metric key, label) on `axis`, over the rows that hold a number for it."""
+    for key, name in series:
+        points = [(row["step"], _number(row.get(key))) for row in rows]
+        points = [(step, value) for step, value in points if value is not None]
+        if points:
+            axis.plot([s for s, _ in points], [v for _, v in points], marker=marker, label=name)

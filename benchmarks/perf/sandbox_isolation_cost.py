@@ -2,8 +2,8 @@
 earlier one (before a change of isolation), interleaved in one run, so that the ratio is formed
 under the same load.
 
-    git worktree add /tmp/before <commit>
-    PYTHONPATH=. python benchmarks/perf/sandbox_isolation_cost.py --before /tmp/before \
+    git worktree add ../before <commit>
+    PYTHONPATH=. python benchmarks/perf/sandbox_isolation_cost.py --before ../before \
         [--backend subprocess] [--repeats 5] [--programs 300] [--out PATH]
 
 For each checkout (a fresh interpreter each, importing that checkout's package) it measures: the

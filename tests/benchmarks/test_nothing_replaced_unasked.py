@@ -16,14 +16,7 @@ from benchmarks.learning.cli import _check_resumable, bench_command
 from benchmarks.learning.plan import Budget
 from tests.benchmarks.learning_runs import write_meta, write_run
 
-SCRIPT = {"helper": "def aux(score):\n    return score + 10", "main": "def add_bonus_points(s):\n    return s"}
-
-
-@pytest.fixture()
-def script(tmp_path):
-    path = tmp_path / "replies.json"
-    path.write_text(json.dumps(SCRIPT), encoding="utf-8")
-    return path
+from tests.test_cli_one_line_errors import script  # noqa: F401  (the fixture: a scripted pair of replies)
 
 
 def _one_line(capsys, command, argv, prefix):
