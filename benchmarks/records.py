@@ -39,6 +39,8 @@ class EpisodeRecord:
     code: dict[str, str] = dataclasses.field(default_factory=dict)
     """Coding envs: each role's code in the program the env ran for the last verdict (``details["code"]``)."""
     cooperates: bool | None = None
+    helper_needed: bool | None = None
+    """Solved with main needing the helper, by the env's counterfactual check (None: no such check)."""
     scheme: str | None = None
     writing: dict[str, float] = dataclasses.field(default_factory=dict)
     error: str = ""

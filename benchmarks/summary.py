@@ -44,6 +44,8 @@ def summarize(records: Sequence[EpisodeRecord], ks: Iterable[int], wall_s: float
         summary["cooperation_rate"] = _mean(bool(r.cooperates) for r in records)
         solved = [r.scheme or "none" for r in records if r.solved]
         summary["schemes_of_solved"] = scheme_distribution(solved) if solved else {}
+    if any(r.helper_needed is not None for r in records):
+        summary["helper_dependent_rate"] = _mean(bool(r.helper_needed) for r in records)
     if any(r.writing for r in records):
         summary["writing"] = _mean_dicts(r.writing for r in records)
     summary["efficiency"] = {

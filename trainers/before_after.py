@@ -1,4 +1,5 @@
-"""The before/after table of a training run: held-out pass rate, acc, helper-call rate and reward,
+"""The before/after table of a training run: held-out pass rate, acc, the helper-dependent solve rate
+(solved, and the counterfactual check finds that main needs the helper), helper-call rate and reward,
 each change with its 95 % paired bootstrap interval, and a plain sentence when it is within noise.
 
 Both evaluations score the same problems greedily, so the interval resamples problems once and takes
@@ -19,6 +20,7 @@ RESAMPLES = 4000
 METRICS = (  # (record field, label, shown as a share of problems)
     ("solved", "pass rate", True),
     ("tests_passed", "acc (share of tests passed)", True),
+    ("helper_needed", "solved needing the helper", True),
     ("calls_helper", "main calls the helper", True),
     ("reward", "mean reward", False),
 )

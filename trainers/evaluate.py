@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from llm_coop_envs.coding.dependence import solved_needing_helper
 from llm_coop_envs.core.runner import EpisodeResult, Request, run_episodes
 from trainers.config import TrainConfig, explicit_held_out_kwargs
 from trainers.generation.base import GenerationBackend, GenerationRequest
@@ -38,18 +39,25 @@ class EvalResult:
     """Mean share of each problem's tests that passed on the final step (None: the env reports no tests)."""
     coop_rate: float | None = None
     """Share of episodes whose final step has a ``uses_helper`` reward component > 0 (None: no such component)."""
+    helper_dependent_rate: float | None = None
+    """Share of episodes solved with main needing the helper by the counterfactual check (None: the env's
+    rules run no such check)."""
     records: tuple[dict[str, Any], ...] = ()
     """Per problem: ``task_id``, ``reward``, ``solved``, ``tests_passed``, ``uses_helper`` (the cooperation level
-    was paid), ``calls_helper`` (main's code really calls the helper, paid or not); None when unknown;
+    was paid), ``helper_needed`` (solved, and main needs the helper: :func:`solved_needing_helper`),
+    ``calls_helper`` (main's code really calls the helper, paid or not); None when unknown;
     and ``eval_mode``, how the replies were decoded (``batched`` or ``per_problem``)."""
 
     def as_metrics(self, prefix: str = "eval") -> dict[str, float]:
-        """``eval/reward``, ``eval/pass_rate`` and, when known, ``eval/tests_passed``, ``eval/coop_rate``."""
+        """``eval/reward``, ``eval/pass_rate`` and, when known, ``eval/tests_passed``, ``eval/coop_rate``,
+        ``eval/helper_dependent_rate``."""
         metrics = {f"{prefix}/reward": self.reward, f"{prefix}/pass_rate": self.pass_rate}
         if self.tests_passed is not None:
             metrics[f"{prefix}/tests_passed"] = self.tests_passed
         if self.coop_rate is not None:
             metrics[f"{prefix}/coop_rate"] = self.coop_rate
+        if self.helper_dependent_rate is not None:
+            metrics[f"{prefix}/helper_dependent_rate"] = self.helper_dependent_rate
         return metrics
 
 
@@ -62,6 +70,7 @@ def evaluate(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: i
     records = tuple({**_record(episode), "eval_mode": cfg.eval_mode} for episode in episodes)
     tests = [r["tests_passed"] for r in records if r["tests_passed"] is not None]
     uses = [r["uses_helper"] for r in records if r["uses_helper"] is not None]
+    needed = [r["helper_needed"] for r in records if r["helper_needed"] is not None]
     return EvalResult(
         reward=float(np.mean([r["reward"] for r in records])) if records else 0.0,
         pass_rate=float(np.mean([r["solved"] for r in records])) if records else 0.0,
@@ -69,6 +78,7 @@ def evaluate(env: Any, backend: GenerationBackend, cfg: TrainConfig, problems: i
         task_ids=tuple(episode.task_id for episode in episodes),
         tests_passed=float(np.mean(tests)) if tests and len(tests) == len(records) else None,
         coop_rate=float(np.mean(uses)) if uses and len(uses) == len(records) else None,
+        helper_dependent_rate=float(np.mean(needed)) if needed and len(needed) == len(records) else None,
         records=records,
     )
 
@@ -111,6 +121,7 @@ def _record(episode: EpisodeResult) -> dict[str, Any]:
         "solved": bool(info.get("solved", False)),
         "tests_passed": tests_share(info),  # infos' details passed/total (the levels reward's ``tests``)
         "uses_helper": None if uses is None else bool(float(uses) > 0),
+        "helper_needed": solved_needing_helper(info),
         "calls_helper": None if calls is None else bool(calls),  # main's code really calls it, paid or not
     }
 

@@ -22,6 +22,7 @@ from benchmarks.baselines.generator import Reply, ReplyGenerator
 from benchmarks.baselines.methods import Method
 from benchmarks.baselines.prompts import single_agent_prompt
 from benchmarks.records import EpisodeRecord, test_counts
+from llm_coop_envs.coding.dependence import solved_needing_helper
 from llm_coop_envs.core.runner import BatchPolicy, EpisodeResult, Request, run_episodes
 
 Team = Mapping[str, ReplyGenerator]
@@ -141,6 +142,7 @@ def _read_verdict(record: EpisodeRecord, reward: float, info: Mapping[str, Any])
     record.reward = reward
     record.components = dict(info.get("reward_components", {}))
     record.solved = bool(info.get("solved", False))
+    record.helper_needed = solved_needing_helper(info)
     details = info.get("details", {}) or {}
     counts = test_counts(details)
     record.code = dict(details.get("code", {}))

@@ -52,14 +52,45 @@ def summarise_algorithm(runs: Sequence[Run], task_ids: list[str], resamples: int
             "after": bootstrap.interval(after, resamples).as_dict(),
             "change": bootstrap.paired_difference(after, before, resamples).as_dict(),
         }
+    families = per_family(runs, task_ids)
     return {
         "seeds": [run.seed for run in runs],
         "metrics": metrics,
         "churn": churn(runs, task_ids),
         "components": component_changes(runs, task_ids, resamples),
+        **({"families": families} if families else {}),  # absent, not null: older records recompute as written
         "curves": curves(runs, task_ids, resamples),
         "budget": [{"seed": run.seed, **measured_budget(run), "wall_s": run.wall_s} for run in runs],
     }
+
+
+FAMILY_METRICS = ("pass_rate", "helper_dependent_rate", "helper_call_rate")
+
+
+def family_of(task_id: str) -> str | None:
+    """The family of a generated problem (``coop_procedural/<family>/L<level>/<hash>``); None for
+    datasets whose ids name no family."""
+    parts = task_id.split("/")
+    return parts[1] if len(parts) == 4 and parts[2].startswith("L") else None
+
+
+def per_family(runs: Sequence[Run], task_ids: list[str]) -> dict[str, dict[str, dict[str, float]]] | None:
+    """Per family, before and after, the mean over seeds and the family's problems of the pass rate,
+    the helper-dependent solve rate and the syntactic call rate; None when the problems name no family
+    or the records lack the helper-dependent field (benches before it was recorded)."""
+    families = [family_of(task_id) for task_id in task_ids]
+    if not task_ids or None in families:
+        return None
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for step in ("before", "after"):
+        for metric in FAMILY_METRICS:
+            values = matrix(runs, step, metric, task_ids)
+            if values is None:
+                return None
+            for family in sorted(set(families)):
+                columns = [i for i, f in enumerate(families) if f == family]
+                table.setdefault(family, {}).setdefault(step, {})[metric] = float(values[:, columns].mean())
+    return table
 
 
 def churn(runs: Sequence[Run], task_ids: list[str]) -> dict[str, float] | None:

@@ -66,6 +66,8 @@ def setting_key(value: Mapping[str, Any]) -> str:
 
 def record(episode: Any) -> dict[str, Any]:
     """One problem's record: the final step's verdict and every reply of the episode."""
+    from llm_coop_envs.coding.dependence import solved_needing_helper
+
     final = episode.final
     info = final.info if final is not None else {}
     details = info.get("details") if isinstance(info.get("details"), Mapping) else {}
@@ -78,6 +80,8 @@ def record(episode: Any) -> dict[str, Any]:
         "tests_passed": float(details["passed"]) / details["total"] if details.get("total") else None,
         # The reward's cooperation component (paid only once a test passes) ...
         "uses_helper": None if "uses_helper" not in components else components["uses_helper"] > 0,
+        # ... solved with main needing the helper (the counterfactual check; None under older rules) ...
+        "helper_needed": solved_needing_helper(info),
         # ... and whether main's code called the helper at all, paid or not.
         "main_calls_helper": None if use is None else bool(use.get("calls_helper")),
         "components": components,

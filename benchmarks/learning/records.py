@@ -4,7 +4,7 @@ The trainer writes, per run folder: ``metrics.jsonl`` (one row per training step
 ``samples.jsonl`` (a few sampled replies per training step). The bench's evaluation
 (:mod:`benchmarks.learning.evaluation`) writes ``bench_eval/step_{step:05d}.jsonl``, one JSON object
 per held-out problem (``task_id``, ``reward``, ``solved``, ``tests_passed``, ``uses_helper``,
-``main_calls_helper``, ``components``, ``replies``); step 0 is the untrained team's evaluation,
+``helper_needed`` (solved with main needing the helper; newer benches only), ``main_calls_helper``, ``components``, ``replies``); step 0 is the untrained team's evaluation,
 shared by every run of the team. Runs of an older bench have the trainer's own
 ``eval/step_{step:05d}.jsonl`` (no replies, no components) and ``eval.json``: they are read as well.
 """
@@ -23,7 +23,7 @@ TRAIN_LOG_KEY = re.compile(r"^(step$|train/|reward/|perf/step_s$|agent/[^/]+/(gr
 """What the records keep of each training step (``metrics.jsonl``): the learning signal, not the timings."""
 # Table metric -> the per-problem field it averages (booleans count as 0/1).
 METRICS = {"pass_rate": "solved", "acc": "tests_passed", "reward": "reward", "coop_rate": "uses_helper",
-           "helper_call_rate": "main_calls_helper"}
+           "helper_dependent_rate": "helper_needed", "helper_call_rate": "main_calls_helper"}
 
 
 @dataclasses.dataclass

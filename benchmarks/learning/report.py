@@ -14,7 +14,8 @@ LABELS = {"magrpo": "MAGRPO (two agents)", "grpo": "GRPO (single agent)"}
 UNTRAINED = {"pair": "untrained pair", "single": "untrained single agent"}
 TEAM_WORDS = {"pair": "a pair", "single": "a single agent"}
 COLUMNS = (("pass_rate", "held-out pass rate"), ("acc", "acc (tests passed)"), ("reward", "mean reward"),
-           ("coop_rate", "coop rate"), ("helper_call_rate", "main calls helper"))
+           ("coop_rate", "coop rate"), ("helper_dependent_rate", "solved needing helper"),
+           ("helper_call_rate", "main calls helper"))
 
 
 def label(algo: str) -> str:
@@ -81,6 +82,7 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         "## Changes (mean [95 % CI]; rates in percentage points)",
         changes_table(summary, teams),
         churn_lines(summary),
+        *family_section(summary),
         "## Reward change by component (after − untrained, paired; mean [95 % CI])",
         components_table(summary),
         "## Budget per algorithm",
@@ -163,6 +165,22 @@ def changes_table(summary: Mapping[str, Any], teams: Mapping[str, str]) -> str:
     return table + "".join(f"\n\n({mark}) {reason}." for reason, mark in notes.items()) if notes else table
 
 
+def family_section(summary: Mapping[str, Any]) -> list[str]:
+    """Per family, untrained -> trained: pass rate, the helper-dependent solve rate (solved with main
+    needing the helper) and the syntactic call rate; empty when the records name no families."""
+    rows = []
+    for algo, result in summary["algorithms"].items():
+        for family, steps in (result.get("families") or {}).items():
+            cells = [f"{100 * steps['before'][m]:.1f} → {100 * steps['after'][m]:.1f}"
+                     for m in ("pass_rate", "helper_dependent_rate", "helper_call_rate")]
+            rows.append(f"| {label(algo)} | {family} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return ["## Per family (untrained → trained, %, mean over seeds)",
+            "| agents | family | pass rate | solved needing helper | main calls helper |\n|---|---|---:|---:|---:|\n"
+            + "\n".join(rows)]
+
+
 def churn_lines(summary: Mapping[str, Any]) -> str:
     """How many problems each algorithm's training moved (gained and lost), beside the net change."""
     lines = []
@@ -179,6 +197,7 @@ ACROSS_TEAMS = {
     "reward": "a pair's reward and a single agent's are on different scales (the pair's also pays for "
               "writing and calling a helper), so only the rates compare across teams",
     "coop_rate": "only a pair has a helper to cooperate with",
+    "helper_dependent_rate": "only a pair has a helper to need",
     "helper_call_rate": "only a pair has a helper to call",
 }
 """Why a metric does not compare between a pair and a single agent."""

@@ -48,6 +48,8 @@ def _columns(methods: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, Any]]:
         columns += [(f"pass@{k}", _percent("pass_at_k", k)) for k in ks]
         columns += [(f"acc@{k}", _percent("accuracy_at_k", k)) for k in ks]
         columns.append(("coop. rate", _percent_field("cooperation_rate")))
+        if any("helper_dependent_rate" in s for s in methods.values()):
+            columns.append(("solved needing helper", _percent_field("helper_dependent_rate")))
     columns.append(("solved [95 % CI]", _with_interval("solved_rate", percent=True)))
     columns.append(("reward [95 % CI]", _with_interval("reward", percent=False)))
     writing_keys = list(dict.fromkeys(k for s in methods.values() for k in s.get("writing", {})))

@@ -92,6 +92,18 @@ class HelperDependence:
                 "pairings": dict(self.pairings), "aux_alone_passes": self.aux_alone_passes}
 
 
+def solved_needing_helper(info: Mapping[str, Any]) -> bool | None:
+    """Whether a step's verdict is a **helper-dependent solve**: every hidden test passed and the
+    counterfactual found that main needs the helper's ``aux`` (``details["helper_dependence"]["needed"]``).
+    None when the verdict has no counterfactual (rules before ``v2``, writing envs), so a table can say
+    "not measured" rather than 0 %. The one reader of that outcome for eval, bench and demo tables."""
+    details = info.get("details") if isinstance(info.get("details"), Mapping) else {}
+    dependence = details.get("helper_dependence")
+    if not isinstance(dependence, Mapping):  # older rules write None; writing envs have no such key
+        return None
+    return bool(info.get("solved", False)) and dependence.get("needed") is True
+
+
 def stand_in_source(name: str) -> str:
     return f"def {HELPER_NAME}(*args, **kwargs):\n    {STAND_INS[name]}\n"
 
