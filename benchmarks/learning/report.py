@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchmarks.learning.equivalents import shown_summary
 from benchmarks.learning.plan import Budget, teams_of
 
 LABELS = {"magrpo": "MAGRPO (two agents)", "grpo": "GRPO (single agent)"}
@@ -60,6 +61,7 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
     budget = Budget.from_dict(meta["budget"])
     teams = teams_of(meta)
     machine = meta["machine"]
+    rows, merged_note = shown_summary(meta, summary)  # MARLOO at a fixed G is MAGRPO: one row
     protocol = meta.get("protocol") or {}
     parts = [
         f"# Learning benchmark on `{meta['env']}`" + (f": extra held-out set `{meta['eval_set']}`" if meta.get("eval_set") else ""),
@@ -78,13 +80,14 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         "Runs execute one at a time; the load around each session that trained:",
         sessions_table(meta.get("sessions", [])),
         f"## Held-out results on {len(summary['task_ids'])} problems (mean [95 % CI])",
-        results_table(summary, budget, teams),
+        results_table(rows, budget, teams),
+        *([merged_note] if merged_note else []),
         "## Changes (mean [95 % CI]; rates in percentage points)",
-        changes_table(summary, teams),
-        churn_lines(summary),
-        *family_section(summary),
+        changes_table(rows, teams),
+        churn_lines(rows),
+        *family_section(rows),
         "## Reward change by component (after − untrained, paired; mean [95 % CI])",
-        components_table(summary),
+        components_table(rows),
         "## Budget per algorithm",
         budget_table(meta, summary, budget, teams),
         "## Runs",

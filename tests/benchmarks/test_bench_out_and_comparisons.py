@@ -47,15 +47,15 @@ def test_the_committed_results_are_written_only_when_out_names_them(tmp_path, ca
 
 def test_two_pairs_compare_reward_and_coop_rate_and_a_pair_and_a_single_agent_say_why_not(tmp_path):
     runs_dir, out = tmp_path / "runs", tmp_path / "out"
-    _bench(runs_dir, ("magrpo", "marloo", "grpo"))
+    _bench(runs_dir, ("magrpo", "maremax", "grpo"))
     assert bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "50", "-q"]) == 0
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    pairs, mixed = results["comparisons"]["magrpo - marloo"], results["comparisons"]["magrpo - grpo"]
+    pairs, mixed = results["comparisons"]["magrpo - maremax"], results["comparisons"]["magrpo - grpo"]
     assert pairs["reward"]["mean"] == pytest.approx(1.0) and pairs["coop_rate"]["mean"] == pytest.approx(0.5)
     assert "reward" not in mixed and mixed["pass_rate"]["mean"] == pytest.approx(0.5)
     text = (out / "results.md").read_text(encoding="utf-8")
     table = text.split("| comparison |", 1)[1].split("## ", 1)[0]
-    (pair_row,) = [line for line in table.splitlines() if line.startswith("| MAGRPO (two agents) − MARLOO, after")]
+    (pair_row,) = [line for line in table.splitlines() if line.startswith("| MAGRPO (two agents) − MAReMax, after")]
     assert "not comparable" not in pair_row and "+1.000 [" in pair_row
     (mixed_row,) = [line for line in table.splitlines() if line.startswith("| MAGRPO (two agents) − GRPO (single agent)")]
     assert "not comparable (a)" in mixed_row and "not comparable (b)" in mixed_row
@@ -78,3 +78,18 @@ def test_algorithms_are_recorded_by_import_path_and_options():
     assert records["magrpo"]["import_path"] == "trainers.algorithms.magrpo:MAGRPO"
     assert records["grpo"]["import_path"] == "trainers.algorithms.grpo:GRPO"
     assert records["magrpo"]["options"] == {"normalize_std": True}
+
+
+def test_marloo_beside_magrpo_is_one_row_unless_an_override_makes_them_differ(tmp_path):
+    runs_dir, out = tmp_path / "runs", tmp_path / "out"
+    _bench(runs_dir, ("magrpo", "marloo"))
+    assert bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "50", "-q"]) == 0
+    text = (out / "results.md").read_text(encoding="utf-8")
+    assert "MARLOO has no row of its own" in text and "MAGRPO's row stands for both" in text
+    assert "| MARLOO after" not in text and "− MARLOO, after" not in text
+    assert "magrpo - marloo" in json.loads((out / "results.json").read_text(encoding="utf-8"))["comparisons"]
+    meta = json.loads((runs_dir / "bench.json").read_text(encoding="utf-8"))
+    (runs_dir / "bench.json").write_text(json.dumps({**meta, "overrides": ["algo_kwargs={normalize_std: true}"]}), encoding="utf-8")
+    assert bench_command(["--report-only", "--runs-dir", str(runs_dir), "--out", str(out), "--resamples", "50", "-q"]) == 0
+    text = (out / "results.md").read_text(encoding="utf-8")
+    assert "| MARLOO after" in text and "no row of its own" not in text
