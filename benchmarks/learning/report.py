@@ -10,6 +10,7 @@ from typing import Any
 
 from benchmarks.learning.equivalents import shown_summary
 from benchmarks.learning.plan import Budget, teams_of
+from benchmarks.learning.twins import twin_lines
 
 LABELS = {"magrpo": "MAGRPO (two agents)", "grpo": "GRPO (single agent)"}
 UNTRAINED = {"pair": "untrained pair", "single": "untrained single agent"}
@@ -85,6 +86,8 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         "## Changes (mean [95 % CI]; rates in percentage points)",
         changes_table(rows, teams),
         churn_lines(rows),
+        "Held-out problems whose template the runs trained on (the same draws for every algorithm of a seed):\n\n"
+        + "\n".join(twin_lines(meta, len(summary["task_ids"]))),
         *family_section(rows),
         "## Reward change by component (after − untrained, paired; mean [95 % CI])",
         components_table(rows),
