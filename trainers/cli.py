@@ -1,7 +1,7 @@
 """``llm-coop train`` and ``llm-coop pull-model`` (also ``python -m trainers train|pull-model``).
 
     llm-coop train --preset cpu-demo
-    llm-coop train --env coop_humaneval-v0 --algo magrpo --config my.yaml steps=50 sampling.temperature=0.7
+    llm-coop train --env coop_humaneval-v2 --algo magrpo --config my.yaml steps=50 sampling.temperature=0.7
     llm-coop train --preset cpu-demo --resume          # continue the run's latest checkpoint
     llm-coop pull-model                                # SmolLM2-135M-Instruct into the cache
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 TRAIN_EXAMPLES = """Examples:
   llm-coop train --preset cpu-demo                    # the CPU demo: SmolLM2-135M, procedural suite level 1
-  llm-coop train --env coop_humaneval-v0 --steps 50 learning_rate=5e-5 sampling.temperature=0.7
+  llm-coop train --env coop_humaneval-v2 --steps 50 learning_rate=5e-5 sampling.temperature=0.7
   llm-coop train --config my.yaml --run-name exp1     # a YAML/TOML file, then flags, then key=value
   llm-coop train --preset cpu-demo --resume           # continue the run's latest checkpoint
   llm-coop train --help-config                        # every config key with its default
@@ -34,7 +34,7 @@ PULL_EXAMPLES = """Examples:
 
 MAIN_EXAMPLES = """Examples:
   python -m trainers train --preset cpu-demo
-  python -m trainers train --env coop_humaneval-v0 steps=50 learning_rate=5e-5
+  python -m trainers train --env coop_humaneval-v2 steps=50 learning_rate=5e-5
   python -m trainers pull-model
   python -m trainers train --help"""
 
@@ -181,8 +181,8 @@ def check_names(cfg) -> tuple:
 
 
 def run_training(cfg, env=None, eval_env=None, algorithm=None) -> dict:
-    """Train (the trainer evaluates the held-out problems when ``eval_problems``), print the before/after
-    table, export the final weights. Returns the ``eval.json`` record (empty without evaluation).
+    """Train (the trainer evaluates the held-out problems when ``eval_problems`` and exports the final
+    weights), print the before/after table. Returns the ``eval.json`` record (empty without evaluation).
     ``env``/``eval_env``/``algorithm``: already made from ``cfg`` (else the trainer makes them)."""
     import time
 
@@ -208,8 +208,7 @@ def run_training(cfg, env=None, eval_env=None, algorithm=None) -> dict:
 
         records = eval_records(trainer.run_dir)  # per problem: the table gets paired intervals
         print(before_after_report(*records) if records else before_after_table(record))
-    trainer.save_final()  # every rank: a sharded model is gathered for the export
-    trainer.close()
+    trainer.close()  # train() has exported the final weights
     print(f"Metrics: {trainer.run_dir / 'metrics.jsonl'} (TensorBoard: {trainer.run_dir / 'tensorboard'}); "
           f"weights: {trainer.run_dir / 'final'}")
     if trainer.dist.is_main:
@@ -276,7 +275,7 @@ def _train_parser() -> argparse.ArgumentParser:
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     parser.add_argument("--config", type=Path, default=None, help="YAML or TOML config file")
     parser.add_argument("--preset", choices=sorted(PRESETS), default=None, help="named settings to start from")
-    parser.add_argument("--env", default=None, help="env id, e.g. coop_humaneval-v0")
+    parser.add_argument("--env", default=None, help="env id, e.g. coop_humaneval-v2")
     parser.add_argument("--algo", default=None, help="algorithm: magrpo, grpo, mareinforce, marloo, maremax, mappo, iac, maac, a registered or installed "
                         "name, or package.module:Class")
     from trainers.model_cache import DEFAULT_MODEL_LABEL

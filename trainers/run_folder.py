@@ -6,6 +6,11 @@ or is told to replace it (``overwrite=true``). Resuming needs a checkpoint: a ru
 are gone but whose results are not is refused too (starting it again from step 0 would replace its
 evaluations, metrics and final weights), unless ``overwrite=true`` asks for that. Without a
 ``run_name`` every run gets a fresh ``<algo>-<date>-<time>`` folder.
+
+Every start of a run (a fresh one or a resume) adds a line to ``starts.jsonl`` before anything else runs:
+the step it starts from and the run's record (model, env, algorithm, and the code that runs: source hash,
+git commit and dirty flag, a plug-in's hash). A run that stops before its first evaluation or
+checkpoint still says what code it ran, and a resumed run says what code each part ran.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import shutil
 import time
 from pathlib import Path
 
-RESULTS = ("metrics.jsonl", "samples.jsonl", "checkpoints", "eval", "eval.json", "final", "tensorboard")
+START_FILE = "starts.jsonl"
+RESULTS = ("metrics.jsonl", "samples.jsonl", START_FILE, "checkpoints", "eval", "eval.json", "final", "tensorboard")
 """Everything a run writes in its folder (``overwrite`` removes exactly these)."""
 
 
@@ -67,11 +73,22 @@ def has_checkpoint(folder: Path) -> bool:
 
 
 def _holds_results(path: Path) -> bool:
-    if path.name in ("samples.jsonl", "tensorboard"):
+    if path.name in ("samples.jsonl", "tensorboard", START_FILE):
         return False  # written from the start: they come with metrics
     if path.is_dir():
         return any(path.iterdir())
     return path.stat().st_size > 0
+
+
+def record_start(folder: Path, step: int, record: dict) -> Path:
+    """Add this start of the run (its first step and ``record``, :func:`trainers.provenance.config_provenance`)
+    to ``starts.jsonl``; earlier starts are kept, so a resumed run lists the code of each part."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    line = {"step": step, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "provenance": record}
+    with open(folder / START_FILE, "a", encoding="utf-8") as file:
+        file.write(json.dumps(line) + "\n")
+    return folder / START_FILE
 
 
 def trim_jsonl(path: Path, keep) -> None:

@@ -61,7 +61,7 @@ from trainers.policy import build_policies
 from trainers.provenance import config_provenance, write_provenance
 from trainers.rollout import Group, grow_trees, root_node
 from trainers.threads import fit_threads
-from trainers.run_folder import prepare_run_folder, trim_jsonl
+from trainers.run_folder import prepare_run_folder, record_start, trim_jsonl
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,10 +163,14 @@ class Trainer:
             self.run_dir, tensorboard=cfg.tensorboard and self.dist.is_main,
             wandb_project=cfg.wandb_project if self.dist.is_main else None, config=cfg.to_dict(),
         ) if self.dist.is_main else None
+        if self.dist.is_main:  # before any step or evaluation: a run that crashes early still names its code
+            record_start(self.run_dir, self.step, config_provenance(self.cfg, algorithm=self.algorithm))
 
     # ----------------------------------------------------------------- the loop
     def train(self, steps: int | None = None) -> list[dict[str, float]]:
-        """Run until ``cfg.steps`` (or ``steps`` more). Ctrl-C ends the step in flight, saves, and stops."""
+        """Run until ``cfg.steps`` (or ``steps`` more), then checkpoint, write ``eval.json`` and export the
+        weights to ``<run>/final`` (:meth:`save_final`), as ``llm-coop train`` does. Ctrl-C ends the step in
+        flight, saves a checkpoint, and stops without the export."""
         target = self.cfg.steps if steps is None else self.step + steps
         progress = _progress(self.step, target, self.cfg.progress_bar and self.dist.is_main)
         try:
@@ -191,6 +195,7 @@ class Trainer:
             self._interrupted = lambda: False
         self.save()
         self._write_eval_summary()
+        self.save_final()  # every rank: a sharded model is gathered for the export
         return self.history
 
     def train_step(self) -> dict[str, float]:

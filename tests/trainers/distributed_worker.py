@@ -121,8 +121,7 @@ def main() -> None:
         pass
     except FloatingPointError as raised:
         error = str(raised)
-    if error is None:
-        trainer.save_final()  # every rank, as the command line does (FSDP gathers the shards)
+    # train() ended by exporting final/ on every rank (FSDP gathers the shards), as the command line does
     weights = {key: trainer.policies.state_dict(key) for key in trainer.policies.keys}  # FSDP gathers: before close
     shards = shard_view(trainer)
     trainer.close()  # the last collective: every rank leaves the process group

@@ -133,3 +133,22 @@ def test_changed_code_names_each_change_and_an_unrecorded_bench_none():
 
 
 PLUGIN = textwrap.dedent(PLUGIN)
+
+
+def test_the_bench_command_names_the_changed_plugin_in_one_line_and_reuse_goes_ahead(tmp_path, plugin, capsys):
+    """Through ``llm-coop bench`` itself: with a finished run in the folder, an edited plug-in stops the
+    command before anything trains (one line on stderr, exit 2, naming --runs-dir and --reuse); with
+    ``--reuse`` it plans the runs."""
+    from benchmarks.learning.cli import bench_command
+
+    runs = tmp_path / "runs"
+    argv = ["coop_basics-v2", "--algos", "magrpo,my_bench_algo:MyAlgo", "--runs-dir", str(runs), "--steps", "4",
+            "--eval-every", "2", "--eval-problems", "6", "--sample-tokens", "64", "--seeds", "0", "-q"]
+    _save_meta(_start(_parser().parse_args(argv), argv, runs), runs)  # an earlier bench of this folder,
+    write_run(runs, "magrpo-seed0", {0: [False] * 6, 2: [True] * 6})  # with a finished run
+    plugin.write_text(PLUGIN + "\n# edited\n", encoding="utf-8")
+    assert bench_command([*argv, "--untrained-only", "--timeout-min", "0.01"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0]
+    assert "my_bench_algo:MyAlgo changed since" in err[0] and "--runs-dir" in err[0] and "--reuse" in err[0]
+    assert _start(_parser().parse_args([*argv, "--reuse"]), argv, runs)["sessions"]  # --reuse plans it
