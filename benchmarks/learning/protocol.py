@@ -2,6 +2,11 @@
 algorithms, seeds, budget (learning rate included) and gradient clip norm. ``llm-coop bench`` takes its
 defaults from it (``--help`` shows them), and ``--quick`` swaps in a few-minute smoke run that is
 labelled "not comparable". Changing the protocol is an edit of that file and nothing else.
+
+A committed result keeps the protocol it ran under beside its records (``protocol.json`` in its results
+folder, which :func:`load_protocol` reads too; it has no ``quick`` part). The leaderboard's,
+``benchmarks/results/learning/coop_procedural-v0/protocol.json``, ran on ``coop_procedural-v0``; the
+file of new benches is the same protocol on the suite's newest version.
 """
 
 from __future__ import annotations
@@ -50,5 +55,5 @@ def load_protocol(path: Path = PROTOCOL_FILE) -> Protocol:
         name=values["name"], env=values["env"], env_kwargs=values.get("env_kwargs", {}),
         held_out=values.get("held_out", {}), eval_sets=values.get("eval_sets", {}),
         algorithms=tuple(values["algorithms"]), seeds=tuple(values["seeds"]), budget=Budget(**values["budget"]),
-        max_grad_norm=float(values.get("max_grad_norm", 1.0)), quick=values["quick"],
+        max_grad_norm=float(values.get("max_grad_norm", 1.0)), quick=values.get("quick", {}),
     )

@@ -40,7 +40,7 @@ what ``aux`` returns. The helper is asked to write exactly that function; main i
 takes and returns and to call it (it does not see the helper's code in the parallel protocol); the
 single agent of ``team="single"`` is told the same helper would be useful. Otherwise the prompts,
 the protocols (``"parallel"``, ``"sequential"``), the program assembly and the multi-turn feedback
-are those of ``coop_humaneval-v0``.
+are those of ``coop_humaneval-v2``.
 
 ## Tests as data
 
@@ -65,7 +65,7 @@ The coding rewards of every coding env (``llm_coop_envs.coding.reward``, on the
 | ``split`` | ``"train"`` | ``"train"``, ``"test"`` or ``"all"``: each problem's own ``split`` field |
 | ``tier`` | ``None`` | only these tiers: an int (``1``) or a list (``[1, 2]``); ``None`` is every tier |
 | ``suite_dir`` | ``None`` | a folder of your own ``tier<N>.json`` files in this format; ``None`` is the packaged suite |
-| ``reward``, ``sandbox``, ``team`` | | as in ``coop_humaneval-v0`` |
+| ``reward``, ``sandbox``, ``team`` | | as in ``coop_humaneval-v2`` |
 | ``reward_mode`` | ``"joint"`` | ``"per_agent"``: each agent also gets its own reward (docs: coding tasks, per-agent rewards); here each agent is paired with its partner's reference code |
 | ``num_turns``, ``feedback``, ``protocol``, ``share_replies``, ``stop_when_solved``, ``render_mode``, ... | | passed to ``CoopEnv`` |
 

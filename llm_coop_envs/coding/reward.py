@@ -37,6 +37,8 @@ Examples on a problem "return (a + b) * 2" with four asserts:
 | ``aux(a, b) = a + b`` | a syntax error | 1.0 |
 | ``aux(a, b) = a + b`` | prose only | 0.4 |
 
+### The ``v0`` and ``v1`` rules
+
 Those numbers are the ``v0`` rules. Every ``-v1`` coding env (and ``coop_procedural-v0``) scores with
 the ``v1`` rules (:mod:`llm_coop_envs.coding.rules`): the tests are the problem's **hidden** tests, and
 ``helper_defined`` and the three cooperation components pay only when **every** hidden test passes.
@@ -53,6 +55,8 @@ that pass the same tests, the one that really uses the helper scores higher. The
 | ``aux(a, b) = a + b`` | ``return a + b`` (2 of 4 pass, no call) | 1.6 |
 | ``aux(a, b) = a + b`` | a syntax error | 0.6 |
 | ``aux(a, b) = a + b`` | prose only | 0.0 |
+
+### Which calls count
 
 **Real use only** (every version): main "refers to a helper function" only when its entry point, in
 code that can run, calls a helper function (or passes it to a call, ``map(aux, xs)``, ``key=aux``) by a

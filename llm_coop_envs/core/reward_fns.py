@@ -10,7 +10,7 @@ def brevity(replies, context):
     return -0.01 * sum(len(text.split()) for text in replies.values())
 
 
-env = llm_coop_envs.make("coop_basics-v0", reward=["levels", (brevity, 0.5)])
+env = llm_coop_envs.make("coop_basics-v2", reward=["levels", (brevity, 0.5)])
 observations, infos = env.reset(seed=0)
 _, rewards, _, _, infos = env.step({"helper": "def aux(x): return x", "main": "no code"})
 print(rewards["main"], infos["main"]["reward_components"])  # levels' components and "brevity"
@@ -53,7 +53,7 @@ def length(replies_list, contexts_list):
     return [len(replies["main"]) / 1000 for replies in replies_list]  # one value per sample
 
 
-env = llm_coop_envs.make("coop_basics-v0", reward=["levels", (length, 0.1)])
+env = llm_coop_envs.make("coop_basics-v2", reward=["levels", (length, 0.1)])
 env.reset(seed=0)
 copies = [copy.deepcopy(env) for _ in range(4)]
 results = llm_coop_envs.step_many(copies, [{"helper": "", "main": "x" * n} for n in range(4)])  # one call of length()

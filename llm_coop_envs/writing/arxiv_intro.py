@@ -27,7 +27,7 @@ Gated levels, run in order; **a failed level stops the scoring** (later levels s
 in [0, 1] times its weight (`reward_weights`, default 1 each); the total is the sum of the
 components, which `infos[agent]["reward_components"]` lists as `structure`, `fluency`, `grounding`,
 `consistency`, `complementarity`, `style`, `coherence` (and `grader`). The levels are those of
-[`tldr-v3`](tldr.md) (`llm_coop_envs.writing.lm_levels`), read for this task's roles:
+[`tldr-v4`](tldr.md) (`llm_coop_envs.writing.lm_levels`), read for this task's roles:
 
 1. **structure**: the gates, the sentence order included (both texts must end in a finished
    sentence), then the length ratio words(`method`) / words(`background`) (similar length). A pair

@@ -1,7 +1,8 @@
-"""The leaderboard's protocol is written once (``benchmarks/learning/protocol.json``) and holds the
-procedural suite's planned result; ``llm-coop bench`` takes its defaults from it, ``--help`` shows
-them, the plan says its estimated time before anything trains, and ``--quick`` is a few-minute smoke
-run labelled "not comparable"."""
+"""The protocol is written once: the committed leaderboard (the procedural suite's planned result) keeps
+the protocol it ran under beside its records, and ``benchmarks/learning/protocol.json`` is that protocol on
+the suite's newest version; ``llm-coop bench`` takes its defaults from it, ``--help`` shows them, the plan
+says its estimated time before anything trains, and ``--quick`` is a few-minute smoke run labelled "not
+comparable"."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from benchmarks.learning.plan import Budget
 from benchmarks.learning.protocol import load_protocol
 
 ROOT = Path(__file__).resolve().parents[2]
-LEADERBOARD = ROOT / "benchmarks" / "results" / "learning" / "coop_procedural-v0" / "results.json"
+LEADERBOARD_FOLDER = ROOT / "benchmarks" / "results" / "learning" / "coop_procedural-v0"
+LEADERBOARD = LEADERBOARD_FOLDER / "results.json"
 
 
 def _setting(overrides, key):
@@ -25,13 +27,26 @@ def _setting(overrides, key):
     return yaml.safe_load(value)
 
 
-def test_the_protocol_is_the_planned_procedural_result():
-    protocol, committed = load_protocol(), json.loads(LEADERBOARD.read_text(encoding="utf-8"))
+def test_the_leaderboard_keeps_the_protocol_it_ran_under():
+    protocol = load_protocol(LEADERBOARD_FOLDER / "protocol.json")
+    committed = json.loads(LEADERBOARD.read_text(encoding="utf-8"))
     assert protocol.env == committed["env"] and protocol.budget == Budget.from_dict(committed["budget"])
     assert list(protocol.seeds) == committed["seeds"] and set(protocol.algorithms) <= set(committed["algorithms"])
     assert protocol.env_kwargs == {"level": _setting(committed["overrides"], "env_kwargs.level")}
     assert protocol.held_out == _setting(committed["overrides"], "eval_env_kwargs")
     assert protocol.eval_sets == committed["eval_sets"]
+    page = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    assert f"`{protocol.name}`" in page and "benchmarks/results/learning/coop_procedural-v0/protocol.json" in page
+
+
+def test_new_benches_run_the_newest_version_of_the_leaderboards_env():
+    import llm_coop_envs
+
+    leaderboard, default = load_protocol(LEADERBOARD_FOLDER / "protocol.json"), load_protocol()
+    name = leaderboard.env.rsplit("-v", 1)[0]
+    versions = [env_id for env_id in llm_coop_envs.registered_ids() if env_id.rsplit("-v", 1)[0] == name]
+    assert default.env == max(versions, key=lambda env_id: int(env_id.rsplit("-v", 1)[1])) != leaderboard.env
+    assert default.name != leaderboard.name  # a result names its protocol: two envs, two names
 
 
 def test_help_shows_the_protocols_defaults(capsys):

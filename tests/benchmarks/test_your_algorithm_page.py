@@ -1,11 +1,10 @@
 """docs/benchmark_your_algorithm.md works as written: its algorithm file loads as ``module:Class`` and
-learns, its ``llm-coop bench`` command plans runs at the committed leaderboard's budget, and the
-report prints the rows the page shows."""
+learns, its ``llm-coop bench`` command plans runs at the protocol's env and budget (the defaults of
+``benchmarks/learning/protocol.json``), and the report prints the rows the page shows."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import shlex
 import sys
@@ -15,12 +14,12 @@ import pytest
 
 from benchmarks.learning.cli import _parser, bench_command
 from benchmarks.learning.plan import Budget, RunSpec, check_algorithms, plan, train_command
+from benchmarks.learning.protocol import load_protocol
 from tests.benchmarks.learning_runs import write_meta, write_run
 from tests.test_docs_examples import python_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "benchmark_your_algorithm.md"
-LEADERBOARD = ROOT / "benchmarks" / "results" / "learning" / "coop_basics-v0" / "results.json"
 NAME = "win_rate:WinRate"
 
 
@@ -68,14 +67,13 @@ def test_the_page_algorithm_trains_a_step_of_the_tiny_model_by_its_module_class_
     assert all(row[f"agent/{agent}/loss"] == row[f"agent/{agent}/loss"] for agent in ("helper", "main"))  # finite
 
 
-def test_the_page_command_plans_runs_at_the_leaderboard_budget(page_module, tmp_path):
-    args = _parser().parse_args(bench_argv())
+def test_the_page_command_plans_runs_at_the_protocols_budget(page_module, tmp_path):
+    args, protocol = _parser().parse_args(bench_argv()), load_protocol()
     algorithms = args.algos.split(",")
-    assert algorithms[0] == NAME and args.env == "coop_basics-v0"
-    assert check_algorithms(algorithms) == {NAME: "pair", "magrpo": "pair", "grpo": "single", "marloo": "pair"}
-    # every setting of the command, the code-fence stop included (the leaderboard predates it: it ran without)
+    assert algorithms[0] == NAME and args.env == protocol.env and tuple(args.seeds) == protocol.seeds
+    assert check_algorithms(algorithms) == {NAME: "pair", "magrpo": "pair", "grpo": "single"}
     budget = Budget(**{field.name: getattr(args, field.name) for field in dataclasses.fields(Budget)})
-    assert budget == Budget.from_dict(json.loads(LEADERBOARD.read_text())["budget"])  # the committed run's budget
+    assert budget == protocol.budget  # every setting, the code-fence stop included
     specs = plan(algorithms, args.seeds)
     assert specs[0].name == "win_rate_WinRate-seed0" and len(specs) == len(algorithms) * len(args.seeds)
     command = train_command(specs[0], args.env, budget, tmp_path)

@@ -112,7 +112,7 @@ package's tests.
 | ``split`` | ``"train"`` | ``"train"`` (endless fresh draws), ``"test"`` (fixed, training families) or ``"heldout_families"`` |
 | ``level`` | ``None`` | only these levels: an int (``1``) or a list (``[1, 2]``); ``None`` is every level (1-3) |
 | ``problems_per_cell`` | ``None`` | size of a fixed split: problems per (family, level), 1-200; ``None`` is 10 for ``test``, 8 for ``heldout_families``. A larger split appends to the default one (its first problems are the default split's, in the same turns), for evaluations that need more held-out problems |
-| ``reward``, ``sandbox``, ``team``, ``reward_mode`` | | as in ``coop_basics-v0`` |
+| ``reward``, ``sandbox``, ``team``, ``reward_mode`` | | as in ``coop_basics-v2`` |
 | ``num_turns``, ``feedback``, ``protocol``, ``share_replies``, ``stop_when_solved``, ``render_mode``, ... | | passed to ``CoopEnv`` |
 
 ``level`` narrows **every** split, the fixed ones included: ``split="test", level=1`` holds the 120
