@@ -1,13 +1,13 @@
 """``llm-coop bench``: train algorithms x seeds at an equal budget, then report held-out results with CIs.
 
-    llm-coop bench                                   # the leaderboard's protocol (protocol.json): magrpo, grpo x 3 seeds
+    llm-coop bench                                   # the protocol (protocol.json): magrpo, grpo x 3 seeds
     llm-coop bench --quick                           # a few-minute smoke run of it, labelled "not comparable"
     llm-coop bench --algos magrpo,mypkg.my_algo:MyAlgo   # any registered name or module:Class, at the protocol's budget
     llm-coop bench coop_basics-v2 --steps 30         # another env: the protocol's budget, seeds and algorithms
     llm-coop bench --report-only                     # rebuild the report from the run folders
 
-The defaults come from ``benchmarks/learning/protocol.json`` (the leaderboard's protocol; on its env
-also its env kwargs, held-out sets and clip norm). Runs go to ``runs/bench/<env>/`` and the report to
+The defaults come from ``benchmarks/learning/protocol.json`` (the leaderboard's protocol on the newest
+version of its env; on that env also its env kwargs, held-out sets and clip norm). Runs go to ``runs/bench/<env>/`` and the report to
 ``runs/bench/<env>/results/``; a table committed under ``benchmarks/results/`` is regenerated only by
 naming it: ``--out benchmarks/results/learning/<env>``.
 """
@@ -228,8 +228,8 @@ def _start(args: argparse.Namespace, argv: Sequence[str], runs_dir: Path) -> dic
 
 
 def protocol_record(protocol, args: argparse.Namespace) -> dict[str, Any]:
-    """Which protocol the bench ran and whether its numbers compare with the leaderboard's (a
-    ``--quick`` run never does)."""
+    """Which protocol the bench ran and whether its numbers compare with other benches of that protocol
+    (a ``--quick`` run never does)."""
     if args.quick:
         return {"name": protocol.name, "comparable": False, "label": protocol.quick_label}
     return {"name": protocol.name, "comparable": args.env == protocol.env, "file": PROTOCOL_FILE.name}
