@@ -22,6 +22,6 @@ stage 3 "upgrading pip"
 .venv/bin/python -m pip install -q --upgrade pip
 stage 4 "installing $torch_pin, the CPU build (any torch if that build is not on the index)"
 .venv/bin/python -m pip install "$torch_pin" | collected || .venv/bin/python -m pip install torch | collected
-stage 5 "installing the project with its extras train, eval, dev, docs (about a minute on a fresh machine)"
-.venv/bin/python -m pip install -e ".[train,eval,dev,docs]" | collected
+stage 5 "installing the project with its extras train, eval, dev, docs, claims (about a minute on a fresh machine)"
+.venv/bin/python -m pip install -e ".[train,eval,dev,docs,claims]" | collected
 echo "setup: done in $((SECONDS - started)) s"

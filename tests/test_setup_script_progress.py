@@ -35,4 +35,4 @@ def test_every_stage_is_announced_and_pip_lists_what_it_collects(tmp_path):
     assert lines.count("  Collecting some-package") == 2  # torch, then the project
     assert not any("Requirement already satisfied" in line for line in lines)
     calls = (python.parent / "calls.log").read_text().splitlines()
-    assert calls[-1].startswith("-m pip install -e .[train,eval,dev,docs]")
+    assert calls[-1].startswith("-m pip install -e .[train,eval,dev,docs,claims]")
