@@ -55,9 +55,10 @@ _UNSURE = frozenset("sure certain clear convinced".split())
 _FRAMES = _NEGATIVE_FRAMES | _NEG_RAISING | frozenset(
     "say claim report argue suggest show find know likely possible clear true certain note state mention".split())
 _HEDGES = frozenset("may might could perhaps possibly maybe probably likely suggest seem appear potentially "
-                    "presumably apparently unclear".split())
+                    "presumably apparently unclear doubt".split())
 _CERTAIN = frozenset("definitely certainly surely clearly undoubtedly always prove proven demonstrate guarantee "
-                     "conclusively".split())
+                     "conclusively will must".split())
+"""Said of a statement the source hedges, these overstate it ("may raise" → "will raise")."""
 _NEGATORS = frozenset("not no never n't nobody nothing none neither nor cannot without".split())
 _SOFTENERS = frozenset("less least hardly barely scarcely little".split())
 _CONTENT = ("NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV")
@@ -102,6 +103,8 @@ class Claim:
     question: bool
     able: bool
     """Said with "can" or "could" (a negated ability is not a denied event)."""
+    framed: bool
+    """Denied by a frame around it ("it is unlikely that X"): a move a retelling has little use for."""
     quantities: tuple[Quantity, ...]
 
     @property
@@ -178,7 +181,7 @@ def _claim(head, sentence, question: bool, amounts: list[Quantity]) -> Claim:
     return Claim(sentence.text, predicate, frozenset(agent), frozenset(patient), words, forms, complements,
                  negated != frame_negated, frame_hedged or bool(lemmas & _HEDGES), bool(lemmas & _CERTAIN),
                  question, any(c.dep_ == "aux" and c.lemma_.lower() in ("can", "could") for c in head.children),
-                 clause_amounts)
+                 frame_negated, clause_amounts)
 
 
 def _clause_of(token):
@@ -327,12 +330,19 @@ def _statement_problem(claim: Claim, known: tuple[Claim, ...], matching: list[Cl
             and claim.able == other.able and not (claim.agent and other.agent and not claim.agent & other.agent)
             and _same_roles(claim, other)]
     if same and all(other.negated != claim.negated for other in same):
-        return f"the source says the opposite: {matching[0].sentence.strip()!r}"
+        return f"the source says the opposite: {same[0].sentence.strip()!r}"
+    if claim.framed and not same:
+        # A frame that denies a statement the source makes in other words ("it is unlikely that he left
+        # his truck there" against "he has been parking his truck there").
+        plain = [o for o in matching if not o.hedged and o.negated != claim.negated and _same_roles(claim, o)]
+        if plain:
+            return f"the source says the opposite: {plain[0].sentence.strip()!r}"
     for other in matching:
         if claim.predicate == other.predicate and _reversed(claim, other):
             return f"who did what is reversed: the source says {other.sentence.strip()!r}"
-    if claim.certain and not claim.hedged and all(other.hedged and not other.certain for other in matching):
-        return f"more certain than the source: {matching[0].sentence.strip()!r}"
+    hedged_there = [other for other in matching if other.predicate == claim.predicate] or matching
+    if claim.certain and not claim.hedged and all(other.hedged and not other.certain for other in hedged_there):
+        return f"more certain than the source, which hedges: {hedged_there[0].sentence.strip()!r}"
     return _antonym_problem(claim, matching) if all(_antonym_pair(claim, o) for o in matching) else ""
 
 
@@ -397,7 +407,8 @@ def _value_problem(claim: Claim, amounts: list[Quantity], matching: list[Claim])
             if same_slot:
                 return "contradicted", f"{q.text!r} belongs to another part of the source; it gives {same_slot[0].text!r} here"
             continue
-        changed = same_slot + [s for s in nearby if s.measure == q.measure]
+        changed = same_slot + [s for s in nearby if s.measure == q.measure] + [
+            s for s in amounts if s.value == q.value and s.measure == q.measure and q.measure.startswith("[")]
         if changed and q.measure:
             return "contradicted", f"{q.text!r} where the source gives {changed[0].text!r}"
         if not any(s.value == q.value for s in amounts):
@@ -410,3 +421,16 @@ def counts(verdicts: list[Verdict]) -> dict[str, int]:
     for verdict in verdicts:
         out[verdict.kind] += 1
     return out
+
+
+CONTRADICTION_COST = 0.2
+"""What one contradicted claim takes from the claim factor: a false alarm costs an honest text at most this share."""
+UNSUPPORTED_COST = 0.05
+"""What one unsupported claim takes (a retelling may infer; an invented paragraph adds up)."""
+
+
+def claim_factor(verdicts: list[Verdict]) -> float:
+    """1 − 0.2 per contradicted claim − 0.05 per unsupported one, at least 0: the share of the levels above
+    that a text keeps (one disagreement never zeroes them; a text that flips everything keeps nothing)."""
+    found = counts(verdicts)
+    return max(0.0, 1.0 - CONTRADICTION_COST * found["contradicted"] - UNSUPPORTED_COST * found["unsupported"])
