@@ -18,7 +18,8 @@ sandboxed runs whose pass or fail the judge decides:
 Main **needs** the helper (``uses_helper`` is paid) only when every stand-in program fails at least
 one hidden test and every pairing passes them all; ``beyond_wrapper`` is withheld when ``aux`` alone
 passes every hidden test, however main spells its call. Stand-in runs get a time limit scaled from the
-joint run's duration (:func:`scaled_config`); a run stopped at it counts as failing. The outcome is
+joint run's duration (:func:`scaled_config`); a run stopped at it counts as failing. Each run stops at
+its first hidden test that does not pass (the rest are not run): only "all passed" matters. The outcome is
 ``infos[agent]["details"]["helper_dependence"]``; it never reaches an observation.
 
 What the rule cannot see: on problems without an ``aux`` specification (HumanEval, MBPP,
@@ -137,7 +138,9 @@ def scaled_config(config: SandboxConfig, joint_duration_s: float) -> SandboxConf
     """The limits of a counterfactual run: a few times the joint run's, within the env's own."""
     # Rounded up to a multiple of MIN_TIME_S so that the runs of many steps share a few batches.
     limit = min(config.timeout_s, MIN_TIME_S * math.ceil(max(1.0, TIME_FACTOR * joint_duration_s / MIN_TIME_S)))
-    return dataclasses.replace(config, timeout_s=limit, test_timeout_s=min(config.test_timeout_s, limit))
+    # Each run only asks whether every hidden test passes: it stops at the first that does not.
+    return dataclasses.replace(config, timeout_s=limit, test_timeout_s=min(config.test_timeout_s, limit),
+                               stop_at_failure=True)
 
 
 def _paired_job(problem: CodingProblem, helper: ParsedReply, main: ParsedReply, tests: list[str]) -> Job | None:

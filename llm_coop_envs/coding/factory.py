@@ -69,6 +69,7 @@ def coding_env(
     leaky_feedback: bool = False,
     name: str,
     rules: str = "v0",
+    counterfactual: bool = True,
     **env_kwargs: Any,
 ) -> CoopEnv:
     """A CoopEnv over ``split`` of ``rows`` scored by the version's ``rules``; ``env_kwargs`` go to
@@ -82,6 +83,7 @@ def coding_env(
     task = CodingTask(
         chosen, reward=reward, sandbox=sandbox, protocol=env_kwargs.get("protocol", "parallel"),
         team=team, reward_mode=reward_mode, rules=rules, dataset=dataset, leaky_feedback=leaky_feedback,
+        counterfactual=counterfactual,
     )
     env = CoopEnv(task, **env_kwargs)
     env.metadata = {**CoopEnv.metadata, "name": name}

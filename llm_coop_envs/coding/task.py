@@ -34,6 +34,9 @@ class CodingTask:
     ``team="pair"`` is the helper/main collaboration; ``team="single"`` has one agent, ``main``,
     writing the whole solution (the single-model baseline, and the env for single-agent GRPO).
     ``reward_mode="per_agent"`` adds each agent's own reward (:mod:`llm_coop_envs.coding.agent_rewards`).
+    ``counterfactual=False`` (``v2`` rules) skips the counterfactual runs, and with them all
+    cooperation credit: main's need of ``aux`` is then unknown, and unknown is not paid (``uses_helper``
+    and ``beyond_wrapper`` stay 0, ``details["helper_dependence"]["checked"]`` is False).
     ``rules`` are the env version's scoring rules (:mod:`llm_coop_envs.coding.rules`); ``dataset`` names
     the dataset for its public-test convention; ``leaky_feedback=True`` quotes failing scoring asserts
     (a reproduction option, see :mod:`llm_coop_envs.coding.feedback`). ``rows`` may be any sequence,
@@ -52,6 +55,7 @@ class CodingTask:
         rules: str | ScoringRules = "v0",
         dataset: str = "",
         leaky_feedback: bool = False,
+        counterfactual: bool = True,
     ) -> None:
         if team not in TEAMS:
             raise ValueError(f"team must be one of {tuple(TEAMS)}, got {team!r}.")
@@ -62,12 +66,19 @@ class CodingTask:
         self.rules = scoring_rules(rules)
         if not isinstance(leaky_feedback, bool):
             raise TypeError(f"leaky_feedback must be True or False, got {leaky_feedback!r}.")
+        if not isinstance(counterfactual, bool):
+            raise TypeError(f"counterfactual must be True or False, got {counterfactual!r}.")
+        if not counterfactual and not self.rules.counterfactual:
+            raise ValueError(f"counterfactual=False: the {self.rules.name} rules make no counterfactual runs.")
+        self.counterfactual = counterfactual
         self.feedback_mode = ("leaky" if leaky_feedback or not self.rules.hidden_tests
                               else "silent" if self.rules.silent_hidden else "public")
         self.problems = LazyProblems(rows, lambda row, i: CodingProblem.from_row(row, i, self.rules, dataset))
         self.agents = TEAMS[team]
         self.team = team
         self.reward = resolve_reward(reward, team)
+        if self.rules.test_per_child:  # a program's state cannot carry from one test to the next
+            sandbox = dataclasses.replace(sandbox or SandboxConfig(), isolate_tests=True)
         self.sandbox = sandbox
         self.protocol = protocol
         self.reward_mode = check_reward_mode(reward_mode)
@@ -157,7 +168,8 @@ class CodingTask:
             return verdicts
         flat = [v for vs in verdicts for v in vs]
         plans = {i: dependence_jobs(v.problem, v.program, d.helper, d.main)
-                 for i, (v, d) in enumerate(zip(flat, drafts)) if v.needs_dependence_check}
+                 for i, (v, d) in enumerate(zip(flat, drafts))
+                 if v.needs_dependence_check and self.counterfactual}
         groups: dict[SandboxConfig, list[tuple[int, str, Any]]] = {}
         for i, jobs in plans.items():
             config = scaled_config(self.sandbox or SandboxConfig(), flat[i].result.duration_s)

@@ -47,6 +47,14 @@ class SandboxConfig:
     """stdout and stderr are each truncated to this many bytes."""
     max_program_bytes: int = 4_000_000
     """Longer programs (UTF-8 bytes, tests included) are rejected without running."""
+    isolate_tests: bool = False
+    """Each test in a child of its own: forked before any of the program's code has run, it runs
+    the program afresh, with an emptied scratch folder, so nothing one test's run did (a global, a
+    file, a replaced builtin, a process it started) reaches another, and their order cannot
+    matter. Costs a fork and a run of the program per test (docs/sandbox.md)."""
+    stop_at_failure: bool = False
+    """Stop at the first test that does not pass: the tests after it are "not_run". For runs that
+    only ask whether every test passes (the counterfactual runs of the coding envs)."""
     preload_modules: tuple[str, ...] = field(default=DEFAULT_PRELOAD)
     """Imported once in the warm interpreter; a program's import of them is then free. A module outside
     the standard library named here is the allow-list of site-packages a run may import."""
@@ -69,6 +77,9 @@ class SandboxConfig:
             raise ValueError(f"max_open_files={self.max_open_files}: the harness needs at least 16")
         if self.cpu_s is not None and (not isinstance(self.cpu_s, int) or self.cpu_s <= 0):
             raise ValueError(f"cpu_s={self.cpu_s!r}: use a positive int or None (derived from timeout_s)")
+        for name in ("isolate_tests", "stop_at_failure"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}={getattr(self, name)!r}: use True or False")
         if not all(isinstance(m, str) and m.isidentifier() for m in self.preload_modules):
             raise ValueError("preload_modules: use a tuple of top-level module names")
 
@@ -83,4 +94,5 @@ class SandboxConfig:
             "memory_mb": self.memory_mb, "cpu_s": self.effective_cpu_s,
             "max_processes": self.max_processes, "max_file_mb": self.max_file_mb,
             "max_open_files": self.max_open_files, "max_output_bytes": self.max_output_bytes,
+            "isolate_tests": self.isolate_tests, "stop_at_failure": self.stop_at_failure,
         }

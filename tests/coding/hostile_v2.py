@@ -163,26 +163,59 @@ def tricks(c: Case) -> dict[str, tuple[tuple[str, str], tuple[str, str]]]:
 
 
 # ------------------------------------------------------------- replies that differ on hidden tests only
-def hidden_variants(c: Case, public_calls: list[str]) -> dict[str, tuple[str, str]]:
+def hidden_variants(c: Case, public_calls: list[str], hidden_calls: list[str]) -> dict[str, tuple[str, str]]:
     """Replies equal on the public examples (wrong on them, so the episode goes on) that differ on
-    hidden calls: in the exception kind raised, the hidden tests passed (a call counter), and in
-    the identifiers each agent chose. Nothing of that may reach an observation."""
+    hidden calls: in the exception kind raised, the hidden tests passed (the first or the second
+    hidden call, told by its arguments), and in the identifiers each agent chose. Nothing of that may reach an observation."""
     public = "_PUBLIC = {" + ", ".join(public_calls) + "}\n"
     head = f"key = repr(({c.params},))\nif key in _PUBLIC:\n    return None\n"
-    counter = "_N = [0]\n"
     mains = {
         "raises ValueError": "raise ValueError(key)",
         "raises KeyError": "raise KeyError(key)",
         "raises ZeroDivisionError": "return 1 // 0",
         "returns a wrong value": "return None",
-        "passes the first hidden call": f"_N[0] += 1\nif _N[0] == 1:\n    return {'_mine(' + c.params + ')'}\nraise ValueError(key)",
-        "passes the second hidden call": f"_N[0] += 1\nif _N[0] == 2:\n    return {'_mine(' + c.params + ')'}\nreturn None",
+        # Under v2 each hidden test runs in a fresh process, where a call counter always reads 1
+        # (state_tricks below): the calls' own arguments say which hidden test it is.
+        "passes the first hidden call": f"if key == {hidden_calls[0]}:\n    return {'_mine(' + c.params + ')'}\nraise ValueError(key)",
+        "passes the second hidden call": f"if key == {hidden_calls[1]}:\n    return {'_mine(' + c.params + ')'}\nreturn None",
         "loops": "while True:\n    pass",
     }
     helpers = {"plain": c.helper, "named zq_helper_secret": c.helper + "\ndef zq_helper_secret(v):\n    return v\n"}
     out = {}
     for h_name, helper in helpers.items():
         for m_name, body in mains.items():
-            main = public + counter + c.mine + "\ndef zq_main_secret():\n    return 0\n\n" + c.entry_def(head + body)
+            main = public + c.mine + "\ndef zq_main_secret():\n    return 0\n\n" + c.entry_def(head + body)
             out[f"{m_name}, helper {h_name}"] = (helper, main)
     return out
+
+
+# ------------------------------------------------------------------- state kept from one test to the next
+_PROBE = "'\\0zq_state_probe'"
+STATE_MARKS = {
+    "a module global counts calls": (
+        "_CALLS = [0]\n\ndef _seen():\n    _CALLS[0] += 1\n    return _CALLS[0] > 1\n"),
+    "a file in the working folder": (
+        "import os\n\ndef _seen():\n    seen = os.path.exists('zq_mark')\n"
+        "    open('zq_mark', 'w').close()\n    return seen\n"),
+    "a replaced builtin": (
+        "import builtins\n_ABS = builtins.abs\n\ndef _seen():\n    seen = builtins.abs is not _ABS\n"
+        "    builtins.abs = lambda x: _ABS(x)\n    return seen\n"),
+    "a process left running": (
+        "import os, socket, time\n\ndef _seen():\n    probe = socket.socket(socket.AF_UNIX)\n    try:\n"
+        f"        probe.connect({_PROBE})\n        return True\n    except OSError:\n        pass\n"
+        "    ready, done = os.pipe()\n    if os.fork() == 0:\n"
+        f"        server = socket.socket(socket.AF_UNIX)\n        server.bind({_PROBE})\n"
+        "        server.listen(8)\n        os.write(done, b'x')\n        time.sleep(60)\n        os._exit(0)\n"
+        "    os.read(ready, 1)\n    return False\n"),
+}
+"""Ways a program can tell a later test from the first one: each ``_seen()`` says whether an earlier
+call left its mark, and leaves it."""
+
+
+def state_tricks(c: Case) -> dict[str, tuple[tuple[str, str], tuple[str, str]]]:
+    """Mechanism -> (the trick: a main correct only once an earlier test left a mark, the same reply
+    without the trick: what it does when no mark is found, wrong on every call)."""
+    wrong = (c.helper, c.entry_def("return None"))
+    return {name: ((c.helper, c.mine + "\n" + mark + "\n" + c.entry_def(
+        f"if _seen():\n    return _mine({c.params})\nreturn None")), wrong)
+            for name, mark in STATE_MARKS.items()}

@@ -14,7 +14,8 @@ import functools
 import pytest
 
 from llm_coop_envs.sandbox import SandboxConfig
-from tests.coding.hostile_v2 import CURRENT_IDS, case, env_for, hidden_variants, step, tricks
+from tests.coding.hostile_v2 import (CURRENT_IDS, STATE_MARKS, SUPERSEDED, case, env_for, hidden_variants,
+                                     state_tricks, step, tricks)
 
 CLASSES = list(tricks(case("coop_basics-v2")))
 SECRETS = ("zq_helper_secret", "zq_main_secret", "ValueError", "KeyError", "ZeroDivisionError", "idden")
@@ -73,11 +74,12 @@ def test_a_dead_store_earns_main_nothing_under_per_agent_rewards(env_id):
     assert own_trick <= own_plain + 1e-9, info["agent_reward_components"]
 
 
-def _public_calls(env, c) -> list[str]:
+def _public_calls(env, c, hidden: bool = False) -> list[str]:
+    """The reprs of the arguments of the problem's public (or hidden) tests' calls."""
     env.reset(options={"task_id": c.task_id})
     problem = env.task.problems[env._episode.index]
     calls = []
-    for test in problem.public_tests:
+    for test in problem.tests if hidden else problem.public_tests:
         node = next(n for n in ast.walk(ast.parse(test.label)) if isinstance(n, ast.Call)
                     and isinstance(n.func, ast.Name) and n.func.id == "candidate")
         calls.append(repr(repr(tuple(ast.literal_eval(a) for a in node.args))))
@@ -90,7 +92,7 @@ def test_no_observation_carries_hidden_test_data_or_partner_chosen_text(env_id):
     how many hidden tests pass, identifiers) get the same feedback, turn after turn."""
     c = _case(env_id)
     env = _env(env_id, 3)
-    variants = hidden_variants(c, _public_calls(env, c))
+    variants = hidden_variants(c, _public_calls(env, c), _public_calls(env, c, hidden=True))
     seen = {}
     for name, (helper, main) in variants.items():
         env.reset(options={"task_id": c.task_id})
@@ -134,3 +136,26 @@ def test_a_table_of_the_prompt_examples_earns_less_than_solving(env_id):
     [(solved, _, _)] = step(env, c, c.helper, c.solo())
     assert table and info["details"]["passed"] < info["details"]["total"]
     assert looked_up < solved
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "subprocess"])
+@pytest.mark.parametrize("env_id", ["coop_basics-v2", "humaneval-v2"])
+@pytest.mark.parametrize("name", list(STATE_MARKS))
+def test_state_kept_from_one_test_to_the_next_earns_nothing(name, env_id, backend):
+    """Each hidden test runs in a child of its own, forked before the program ran: a main that is
+    right only once an earlier test left a mark (a counted global, a file, a replaced builtin, a
+    process left running) finds none, and scores as the same reply without the trick; under the
+    superseded rules (one process for every test) the same trick passes every test but the first."""
+    c = _case(env_id)
+    sandbox = SandboxConfig(timeout_s=3.0, test_timeout_s=0.5, backend=backend)
+    trick, baseline = state_tricks(c)[name]
+    rewards = {}
+    for version in (SUPERSEDED[env_id], env_id):
+        env = env_for(version, c, sandbox=sandbox)
+        [(with_trick, info, _)] = step(env, c, *trick)
+        [(without, _, _)] = step(env, c, *baseline)
+        rewards[version] = (with_trick, without, info["details"]["passed"], info["details"]["total"])
+    with_trick, without, passed, _ = rewards[env_id]
+    assert with_trick <= without + 1e-9 and passed == 0, rewards
+    old_trick, old_without, old_passed, old_total = rewards[SUPERSEDED[env_id]]
+    assert old_trick > old_without and old_passed == old_total - 1, rewards

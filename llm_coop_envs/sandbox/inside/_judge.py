@@ -80,6 +80,7 @@ class Judge:
                  session: _monitor.Session, suite: object = None) -> None:
         self.entry_point = request.get("entry_point")
         self.test_timeout_s = request["limits"]["test_timeout_s"]
+        self.stop_at_failure = bool(request["limits"].get("stop_at_failure"))
         self.session = session
         self.context = context
         self.tests = [_Test(i, source, suite) for i, source in enumerate(tests)]
@@ -107,14 +108,21 @@ class Judge:
         signal.signal(signal.SIGALRM, self._on_alarm)
         for position, test in enumerate(self.tests):
             facts["running"] = test.index
-            if not self.session.ahead:
+            if not self.session.isolated and not self.session.ahead:
                 self._send_ahead(position)
             waiting = len(self.session.ahead)
-            verdict = self._one(test)
+            if self.session.isolated and position:
+                verdict = self._fresh_child(position) or self._one(test)
+            else:
+                verdict = self._one(test)
             if verdict is not None:
                 facts["tests"].append(verdict)
             if verdict is None or not self.session.alive:
                 return
+            if self.stop_at_failure and verdict["status"] != "passed":
+                break  # the tests after it are not run
+            if self.session.isolated:
+                continue  # a call sent ahead and not made dies with the test's child
             if test.index in self.sent_ahead and len(self.session.ahead) == waiting:
                 try:
                     self.session.skip_ahead()
@@ -122,6 +130,34 @@ class Judge:
                     return
         facts["running"] = None
         facts["done"] = True
+
+    def setup(self) -> dict:
+        """The program's setup report (in an isolated run, the first test's child's)."""
+        if not self.session.isolated:
+            return self.session.setup()
+        return self._child_setup(0)
+
+    def _child_setup(self, position: int) -> dict:
+        """Isolated runs: the setup report of the child of the test at `position`. The test's
+        call, when it may be sent ahead, goes before the report is read: the child answers it
+        right after loading, without waiting for the judge."""
+        self.session.next_child(more=position + 2 < len(self.tests),
+                                last=position + 1 >= len(self.tests))
+        test = self.tests[position] if position < len(self.tests) else None
+        if test is not None and self._may_send_ahead(test) and self.session.send_batch(
+                [(self.entry_point, *test.call)], fresh=True):
+            self.sent_ahead.add(test.index)
+        return self.session.setup()
+
+    def _fresh_child(self, position: int) -> dict | None:
+        """Isolated runs: the next test's own child, which runs the program afresh; the test's
+        verdict when the program does not load there as it did in the first child."""
+        first = self._child_setup(position)
+        setup = first.get("setup")
+        if isinstance(setup, dict) and setup.get("status") == "ok" and first.get("bind") is None:
+            return None
+        return {"status": "error", "etype": "SandboxError",
+                "msg": "the program did not load in this test's own process"}
 
     def _send_ahead(self, position: int) -> None:
         """Sends the calls of the tests from `position` on that each make one call of `candidate`
@@ -269,7 +305,7 @@ def judge(about: dict, fds: list[int], host_in: int, control: socket.socket) -> 
         judging = Judge(about, tests["tests"], tests.get("context") or "", session,
                         tests.get("compiled"))
         marks["tests_compiled"] = time.monotonic()
-        first = session.setup()
+        first = judging.setup()
         marks["program_ran"] = time.monotonic()
         facts["setup"], facts["bind"] = first.get("setup"), first.get("bind")
         setup_ok = isinstance(facts["setup"], dict) and facts["setup"].get("status") == "ok"

@@ -15,6 +15,7 @@ import collections
 import os
 import select
 import signal
+import socket
 import struct
 import time
 
@@ -125,7 +126,12 @@ class Session:
         self.start = time.monotonic()
         self.run_deadline = self.start + limits["timeout_s"]
         self.test_deadline: float | None = None
-        self.socket = fds["channel"]
+        # Isolated runs (_isolated.py): the channel is the run's first process's, which sends
+        # each test's child's own socket; calls go over that socket.
+        self.isolated = bool(limits.get("isolate_tests"))
+        self.control = socket.socket(fileno=os.dup(fds["channel"])) if self.isolated else None
+        self.channel = fds["channel"]
+        self.socket = -1 if self.isolated else self.channel
         self.pidfd = pidfd
         self.outputs = {"out": _Capture(limits["max_output_bytes"]),
                         "err": _Capture(limits["max_output_bytes"])}
@@ -200,7 +206,47 @@ class Session:
 
     # -- what the judge asks -------------------------------------------------------------------
     def setup(self) -> dict:
-        return self.receive(self.run_deadline, "run", _MAX_SETUP_FRAME)
+        report = self.receive(self.run_deadline, "run", _MAX_SETUP_FRAME)
+        self.last_answer = time.monotonic()  # a call sent ahead starts once the program loaded
+        return report
+
+    def next_child(self, more: bool, last: bool) -> None:
+        """Isolated runs (_isolated.py): the process of the next test (asking for it ends the
+        last one's); its socket becomes the call channel. `last`: the last test, which the run's
+        first process runs itself, on the run's channel; `more`: a test follows the next one
+        (the run forks its child ahead)."""
+        if not self.alive:
+            raise RunOver("the run is over")
+        if self.socket not in (-1, self.channel):
+            os.close(self.socket)
+        self.socket = -1
+        self.buffer.clear()
+        self.ahead.clear()  # a call its test never made: the process is gone
+        try:
+            self.control.send(b"l" if last else b"nm" if more else b"n")  # _isolated's commands
+        except OSError:
+            self._end()
+        if last:
+            self.socket = self.channel
+            return
+        while True:
+            left = self.run_deadline - time.monotonic()
+            if left <= 0:
+                self._end(timed_out="run")
+            ready, _, _ = select.select([self.control, self.pidfd, *self.sinks], [], [], left)
+            for fd in ready:
+                if fd in self.sinks:
+                    self._pump(fd)
+            if self.control in ready:
+                break
+            if self.pidfd in ready:
+                self._end()
+        data, fds, _, _ = socket.recv_fds(self.control, 1, 1)
+        if data != b"c" or len(fds) != 1:  # _isolated.CHILD
+            for fd in fds:
+                os.close(fd)
+            self._end() if not data else self._end(tampered="unexpected data on the run's channel")
+        self.socket = fds[0]
 
     def _nothing_unasked(self) -> None:
         """Before a request: the run has answered everything it was asked, so any byte waiting
@@ -250,11 +296,13 @@ class Session:
             self._end(tampered="an answer out of order")
         return answer
 
-    def send_batch(self, calls: list[tuple[str, tuple, dict]]) -> bool:
+    def send_batch(self, calls: list[tuple[str, tuple, dict]], fresh: bool = False) -> bool:
         """Sends calls ahead, in one frame: the run makes them one after another, each under its
         own alarm and with its own exception capture, and streams an answer per call, which
         call() then takes in order. False (nothing sent) when the arguments are not plain data.
-        Only for calls the tests are sure to make, in this order, with nothing in between."""
+        Only for calls the tests are sure to make, in this order, with nothing in between.
+        `fresh`: sent to an isolated run's child before its setup report was read (what waits
+        on its socket can only be that report, read next, capped as such)."""
         if not self.alive or self.ahead:
             return False
         try:
@@ -264,7 +312,8 @@ class Session:
                                  "deadline": self.run_deadline}).encode("ascii")
         except _codec.NotPlain:
             return False
-        self._nothing_unasked()
+        if not fresh:
+            self._nothing_unasked()
         for key in keys:
             self.calls += 1
             self.ahead.append((self.calls, key))
@@ -369,6 +418,10 @@ class Session:
         self._drain_outputs()
         for fd in self.fds:
             os.close(fd)
+        if self.isolated:
+            self.control.close()
+            if self.socket not in (-1, self.channel):
+                os.close(self.socket)
         return {"timed_out": self.timed_out, "tampered": self.tampered, "exit": self.exit_info,
                 "stdout": self.outputs["out"].text(), "stderr": self.outputs["err"].text(),
                 "duration_s": time.monotonic() - self.start}

@@ -19,9 +19,13 @@ import signal
 _PR_SET_CHILD_SUBREAPER = 36
 
 
+# Resolved at import (in the warm interpreter, before any fork): a run's process that becomes a
+# subreaper (_isolated.py) then pays no dlopen.
+_prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+
 def become_subreaper() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def reap_exited() -> bool:

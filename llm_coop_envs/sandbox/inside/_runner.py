@@ -93,9 +93,19 @@ def _describe(exc: BaseException) -> list:
     return [(name if _type(name) is _str else "<unnamed>")[:200], message[:_codec.MAX_MESSAGE]]
 
 
-def _run_setup(program: str, namespace: dict) -> dict:
+def compiled(program: str) -> object:
+    """The program compiled (compiling runs none of its code), or the exception compiling raised,
+    which its setup then reports."""
     try:
-        code = _compile(program, "<program>", "exec")
+        return _compile(program, "<program>", "exec")
+    except BaseException as exc:
+        return exc
+
+
+def _run_setup(code: object, namespace: dict) -> dict:
+    try:
+        if _isinstance(code, BaseException):
+            raise code
     except _SYNTAX_TYPES as exc:
         etype, message = _describe(exc)
         return {"status": "syntax_error", "etype": etype, "msg": message,
@@ -118,10 +128,11 @@ def _bind_error(namespace: dict, entry_point: str | None) -> dict | None:
     return None
 
 
-def run(request: dict) -> None:
-    """Program, then calls until the judge hangs up; the child exits right after (os._exit)."""
+def run(request: dict, code: object = None) -> None:
+    """Program, then calls until the judge hangs up; the child exits right after (os._exit).
+    `code`: the program as compiled() left it, when compiled ahead (_isolated.py)."""
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
-    setup = _run_setup(request["program"], namespace)
+    setup = _run_setup(compiled(request["program"]) if code is None else code, namespace)
     bind = _bind_error(namespace, request.get("entry_point")) if setup["status"] == "ok" else None
     _send({"setup": setup, "bind": bind})
     if setup["status"] != "ok" or bind is not None:

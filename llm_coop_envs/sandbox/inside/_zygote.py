@@ -40,6 +40,7 @@ import sys
 import time
 
 import _confine
+import _isolated
 import _judge
 import _namespaces
 import _protocol
@@ -152,8 +153,9 @@ class Zygote:
             request = _read_request(host_in, report)
             _name_process(b"run")
             request["nproc_base"] = self.nproc_base
+            request["own_shm"] = self.private  # a /dev/shm of the run's own (_isolated.py empties it)
             _confine.finish(request, fds)
-            _runner.run(request)
+            (_isolated.serve if request["limits"].get("isolate_tests") else _runner.run)(request)
         except BaseException:
             os._exit(_protocol.HARNESS_FAILURE)
         os._exit(0)
