@@ -74,9 +74,9 @@ CASES = {
 }
 
 
-def procedural_case() -> Case:
-    """The first level-2 test problem of ``coop_procedural-v1`` whose ``aux`` holds a helper-only fact."""
-    env = make("coop_procedural-v1", split="test", level=2)
+def procedural_case(env_id: str = "coop_procedural-v1") -> Case:
+    """The first level-2 test problem of ``env_id`` whose ``aux`` holds a helper-only fact."""
+    env = make(env_id, split="test", level=2)
     row = next(p.row for p in (env.task.problems[i] for i in range(len(env.task))) if p.row["helper_fact"])
     entry = row["entry_point"]
     params = row["prompt"].split("(", 1)[1].split(")", 1)[0]
@@ -88,7 +88,10 @@ def procedural_case() -> Case:
 
 
 def case(env_id: str) -> Case:
-    return procedural_case() if env_id.startswith("coop_procedural") else CASES[env_id]
+    """``env_id``'s case (a superseded procedural id draws other problems: its own first one)."""
+    if env_id.startswith("coop_procedural"):
+        return procedural_case(env_id)
+    return CASES.get(env_id) or CASES[next(new for new, old in SUPERSEDED.items() if old == env_id)]
 
 
 def make(env_id: str, **kwargs):
