@@ -1,4 +1,4 @@
-"""Where the time of one `env.step` of `humaneval-v1` goes (`sandbox_throughput.py --profile`).
+"""Where the time of one `env.step` of the newest `humaneval` id goes (`sandbox_throughput.py --profile`).
 
 Two views, medians over the problems, one step at a time on one warm interpreter (no overlap):
 
@@ -38,8 +38,10 @@ PHASES = [
     ("judge reads the tests frame", "judge_started", "tests_read"),
     ("judge unpacks the tests, runs the prompt's context (the child starts meanwhile)",
      "tests_read", "tests_compiled"),
-    ("judge waits: the child sets the limits, runs the program", "tests_compiled", "program_ran"),
-    ("judge runs the tests (calls to the child over the codec)", "program_ran", "tests_judged"),
+    ("judge waits: the child sets the limits, runs the program (under isolate_tests, in the first "
+     "test's child)", "tests_compiled", "program_ran"),
+    ("judge runs the tests (calls to the child over the codec; under isolate_tests, the tests after "
+     "the first each in a fresh child that runs the program again)", "program_ran", "tests_judged"),
     ("judge ends the run, collects output", "tests_judged", "facts_ready"),
     ("reply -> host (encode, pipe, decode)", "facts_ready", "answered"),
 ]
@@ -183,7 +185,10 @@ def profile_env_step(problems: dict, helper: str) -> str:
     """The two profile tables, as Markdown."""
     import llm_coop_envs
 
-    env = llm_coop_envs.make("humaneval-v1", split="all")
+    from benchmarks.perf.sandbox_throughput import newest_humaneval_id
+
+    env_id = newest_humaneval_id()
+    env = llm_coop_envs.make(env_id, split="all")
     task_ids = list(problems)
     env.reset(options={"task_id": task_ids[0]})
     _host_work(env, task_ids[:3], problems, helper)  # warm-up: pool started, caches filled
@@ -200,7 +205,7 @@ def profile_env_step(problems: dict, helper: str) -> str:
     trip = statistics.median(totals)
     header = ["| part | ms, median | share |", "|---|---:|---:|"]
     return "\n".join(
-        [f"## Profile: one env.step of humaneval-v1 ({len(task_ids)} problems, one at a time)", "",
+        [f"## Profile: one env.step of {env_id} ({len(task_ids)} problems, one at a time)", "",
          "Medians over the problems, one step at a time on one warm interpreter (see "
          "`benchmarks/perf/sandbox_profile.py`). The host's view (shares of the whole step):", ""]
         + header + _rows(host, step)
