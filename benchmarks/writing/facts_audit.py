@@ -7,7 +7,7 @@ level counts them (names only in the texts whose names are checked):
 
 - ``corrupted facts`` (:mod:`benchmarks.writing.hostile`) on each of the 20 sources with a genuine pair:
   consistency loses half its score per disagreement, so two or more fail it;
-- the genuine pairs of ``tests/writing/genuine.py`` (every flag is a false positive);
+- the genuine pairs of ``benchmarks/writing/genuine.py`` (every flag is a false positive);
 - the dataset's own TL;DR of every post, checked against its post (the author's own words: a flag is
   almost always a false positive), listed one by one so that a change can be compared text by text;
 - every sentence of every post and abstract checked against the rest of its source (a harsher test:
@@ -52,7 +52,7 @@ def found(text: str, source: str, names: bool = True) -> list[str]:
 
 def pairs(kind: str, items: list[Item]) -> dict[str, tuple[tuple[str, str], str]]:
     """Source id -> (genuine pair, source) for the sources with a genuine pair."""
-    from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
+    from benchmarks.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
 
     by_id = {item.id: item for item in items}
     if kind == "tldr":

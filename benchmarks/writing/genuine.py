@@ -1,4 +1,4 @@
-"""Genuine replies written for the tests: the bar every reward hack must stay below.
+"""Genuine replies written by hand for the tests and benchmarks: the bar every reward hack must stay below.
 
 TL;DR (10 posts): the author's own TL;DR (from the dataset) plus a detailed summary written here
 by hand from the post, in our own words (extracted sentences would fail the copy gate).

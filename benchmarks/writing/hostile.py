@@ -2,7 +2,7 @@
 
     LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.hostile [--envs tldr-v2 tldr-v4 ...]
 
-Each family turns a genuine pair (``tests/writing/genuine.py``: the author's TL;DR with a detailed
+Each family turns a genuine pair (``benchmarks/writing/genuine.py``: the author's TL;DR with a detailed
 summary written by hand, or a hand-written background and methods pair), its source, or nothing at
 all into replies that try to earn reward without doing the task. The table prints, per env, each
 family's reward as a share of the genuine pair's reward on the same source: the mean over the
@@ -321,7 +321,7 @@ exact checks see some of them, the model few), not below 0.6 of it."""
 
 def cases(env_name: str, task) -> list[tuple[str, Case]]:
     """(task id, case) for every source with a genuine pair; ``other`` is the next source's pair."""
-    from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
+    from benchmarks.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
 
     index = {task.task_id(i): i for i in range(len(task))}
     if env_name == "tldr":

@@ -20,7 +20,7 @@ import warnings
 from llm_coop_envs.writing import arxiv_intro, tldr
 from llm_coop_envs.writing import text_metrics as tm
 from llm_coop_envs.writing.order import SourceSentences, concordance, dangling_opener, order_problems, split_sentences
-from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
+from benchmarks.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
 
 
 def _quantiles(values: list[float]) -> str:

@@ -2,8 +2,8 @@
 
     LLM_COOP_DATA_DIR=... PYTHONPATH=. python -m benchmarks.writing.probes
 
-Runs every probe of the test suite (``tests/writing/probes.py``) on the 10 posts and 10 abstracts
-that have genuine pairs (``tests/writing/genuine.py``) and prints, per env version, the mean score,
+Runs every probe of the test suite (``benchmarks/writing/probe_cases.py``) on the 10 posts and 10 abstracts
+that have genuine pairs (``benchmarks/writing/genuine.py``) and prints, per env version, the mean score,
 the mean as a share of the genuine pairs' mean, and the highest score any source gave the probe
 (the sentence-shuffle probes: over every source and every seed).
 Deterministic; takes a few seconds.
@@ -16,8 +16,8 @@ import warnings
 from collections.abc import Callable
 
 from llm_coop_envs.writing import arxiv_intro, tldr
-from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
-from tests.writing.probes import PROBES, SHUFFLE_SEEDS, SHUFFLES, Case, Pair
+from benchmarks.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
+from benchmarks.writing.probe_cases import PROBES, SHUFFLE_SEEDS, SHUFFLES, Case, Pair
 
 GENUINE = "genuine pair"
 

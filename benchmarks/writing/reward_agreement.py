@@ -13,8 +13,8 @@ reports Spearman's rank correlation between
 Where the pairs come from (``--pairs``):
 
 - ``built`` (default): pairs built from the data without a model: for each of the 10 posts with a
-  genuine pair in ``tests/writing/genuine.py``, the genuine pair, every probe of
-  ``tests/writing/probes.py`` and three perturbations (detail cut to its first sentence; another
+  genuine pair in ``benchmarks/writing/genuine.py``, the genuine pair, every probe of
+  ``benchmarks/writing/probe_cases.py`` and three perturbations (detail cut to its first sentence; another
   post's author TL;DR with the genuine detail; the genuine TL;DR with every other detail sentence
   dropped);
 - ``model``: pairs sampled from a model (default: the cached SmolLM2-135M-Instruct, see
@@ -44,8 +44,8 @@ from benchmarks.metrics.writing import rouge, spearman
 
 
 def built_pairs(task) -> Iterator[dict[str, Any]]:
-    from tests.writing.genuine import TLDR_DETAILS
-    from tests.writing.probes import PROBES, Case, sentences
+    from benchmarks.writing.genuine import TLDR_DETAILS
+    from benchmarks.writing.probe_cases import PROBES, Case, sentences
 
     index = {task.task_id(i): i for i in range(len(task))}
     ids = [tid for tid in TLDR_DETAILS if tid in index]

@@ -6,7 +6,7 @@
 (a fixed random derangement, seed 0). Real texts: the authors' TL;DRs (tldr.jsonl, 500 posts) and
 the first half of each abstract, measured against the second half of its own abstract or of another
 one (arxiv_abstracts.jsonl, 1,132 abstracts). The genuine pairs are the ones written for the tests
-(``tests/writing/genuine.py``), scored with the env's own profiles. Prints a Markdown table; the
+(``benchmarks/writing/genuine.py``), scored with the env's own profiles. Prints a Markdown table; the
 docs page (docs/envs/writing.md) shows its output.
 """
 
@@ -96,7 +96,7 @@ def genuine_rows() -> list[tuple[str, list[float]]]:
     import warnings
 
     from llm_coop_envs.writing import arxiv_intro, tldr
-    from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
+    from benchmarks.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
 
     rows: list[tuple[str, list[float]]] = []
     with warnings.catch_warnings():

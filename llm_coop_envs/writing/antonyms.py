@@ -3,10 +3,11 @@
 A claim that says "rare" where its source says "common", or "increases" where it says "reduces", is
 contradicted (:mod:`.claims`). The pairs come from the lexical resource, not a hand list: WordNet's
 antonym pointers (``!``) between two synsets make every word of one an antonym of every word of the
-other; an adjective satellite (``&``, "similar to") shares its head adjective's antonyms, and a verb
-its direct hypernym's (``@``: "reduce" is a kind of "decrease", whose antonym is "increase"). The
-pairs are broad ("good" has a dozen antonyms): :mod:`.claims` uses one only where the rest of a
-claim matches a source claim.
+other, and an adjective satellite (``&``, "similar to") shares its head adjective's antonyms. Verbs keep
+only their own pointers ("decrease" / "increase", not "reduce" / "increase"): sharing a verb's hypernym's
+antonyms made "take" the opposite of "avoid" and "escape" of "get" on honest retellings. The pairs are
+still broad ("good" has a dozen antonyms): :mod:`.claims` uses one only where the rest of a claim matches
+a source claim.
 
 The files are read once (about a second) on first use; :func:`antonyms` is then a dictionary look-up.
 """
@@ -65,10 +66,9 @@ def _table() -> dict[str, frozenset[str]]:
 
 
 def _opposites(pointers, synsets, pos: str) -> set[str]:
-    """The words of every synset this one is the antonym of, directly or through its head (adjective
-    satellites) or its direct hypernym (verbs)."""
+    """The words of every synset this one is the antonym of, directly or through its head (adjective satellites)."""
     found = {t for s, t in pointers if s == "!"}
-    heads = {t for s, t in pointers if (pos == "adj" and s == "&") or (pos == "verb" and s == "@")}
+    heads = {t for s, t in pointers if pos == "adj" and s == "&"}
     for head in heads:
         if head in synsets:
             found |= {t for s, t in synsets[head][1] if s == "!"}

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Iterable
 
 from nltk.stem import PorterStemmer
@@ -132,9 +133,11 @@ def parse(text: str) -> tuple[Claim, ...]:
 
 def _sentence_claims(sentence) -> Iterable[Claim]:
     question = sentence.text.rstrip().endswith("?")
+    if re.search(r"\bor not\b", sentence.text, re.IGNORECASE):
+        return  # "to ask her out or not": both sides, no claim
     amounts = quantities(sentence)
     for token in sentence:
-        if _is_clause_head(token) and not _is_frame(token):
+        if _is_clause_head(token) and not _is_frame(token) and not _is_compared(token):
             claim = _claim(token, sentence, question, amounts)
             if claim.words:
                 yield claim
@@ -144,6 +147,13 @@ def _is_clause_head(token) -> bool:
     if token.pos_ not in ("VERB", "AUX") and not (token.dep_ == "ROOT" and token.pos_ in ("ADJ", "NOUN")):
         return False
     return token.dep_ in ("ROOT", "ccomp", "xcomp", "advcl", "conj", "relcl", "acl", "pcomp", "csubj")
+
+
+def _is_compared(token) -> bool:
+    """The standard of a comparison ("rather X than Y": Y) or one side of "X or not X": no claim is made."""
+    if token.head.lower_ == "than" or any(c.lower_ == "than" and c.dep_ in ("mark", "cc", "prep") for c in token.children):
+        return True
+    return any(c.lower_ == "or" for c in token.children) and any(c.dep_ == "neg" for c in token.subtree)
 
 
 def _is_frame(token) -> bool:
@@ -172,16 +182,16 @@ def _claim(head, sentence, question: bool, amounts: list[Quantity]) -> Claim:
         # "Jake keeps eating": the controlled or coordinated clause shares its governor's subject.
         agent = {w for c in head.head.children if c.dep_ in ("nsubj", "agent") for w in _role_lemmas(c.subtree)}
     words = frozenset(_lemmas(own))
-    forms = frozenset(t.lower_ for t in own if t.pos_ in _CONTENT)
+    forms = frozenset(t.lower_ for t in own if t.pos_ in _CONTENT and t.lower_ not in _LIGHT)
     complements = frozenset(c.lemma_.lower() for c in head.children if c.dep_ in ("xcomp", "ccomp"))
     negated = _head_negations(head) % 2 == 1
-    frame_negated, frame_hedged = _frames_above(head)
+    frame_negated, frame_hedged, denied = _frames_above(head)
     lemmas = {t.lemma_.lower() for t in own}
     clause_amounts = tuple(q for q in amounts if q.anchor in words or q.anchor == head.lemma_.lower())
     return Claim(sentence.text, predicate, frozenset(agent), frozenset(patient), words, forms, complements,
                  negated != frame_negated, frame_hedged or bool(lemmas & _HEDGES), bool(lemmas & _CERTAIN),
                  question, any(c.dep_ == "aux" and c.lemma_.lower() in ("can", "could") for c in head.children),
-                 frame_negated, clause_amounts)
+                 denied, clause_amounts)
 
 
 def _clause_of(token):
@@ -243,15 +253,15 @@ def _negations(tokens) -> int:
         t.dep_ == "det" and t.lower_ == "no"))
 
 
-def _frames_above(head) -> tuple[bool, bool]:
-    """(negated, hedged) by the frames the clause sits in: "it is unlikely that X" negates X, "I don't
+def _frames_above(head) -> tuple[bool, bool, bool]:
+    """(negated, hedged, denied by a negative frame) by the frames the clause sits in: "it is unlikely that X" negates X, "I don't
     think X" negates X (read as "I think not X"), "it may be that X" hedges it."""
-    negated, hedged, node = False, False, head
+    negated, hedged, denied_by_frame, node = False, False, False, head
     while node.dep_ in ("ccomp", "xcomp", "acomp") and node.head.i != node.i:
         frame = node.head
         words = {frame.lemma_.lower()} | {c.lemma_.lower() for c in frame.children if c.dep_ in ("acomp", "advmod", "aux")}
         if words & _NEGATIVE_FRAMES:
-            negated = not negated
+            negated, denied_by_frame = not negated, True
         denied = _negations(c for c in frame.children if c.dep_ == "neg") % 2 == 1
         if denied and words & _UNSURE:
             hedged = True
@@ -259,7 +269,7 @@ def _frames_above(head) -> tuple[bool, bool]:
             negated = not negated
         hedged = hedged or bool(words & _HEDGES)
         node = frame
-    return negated, hedged
+    return negated, hedged, denied_by_frame
 
 
 @functools.lru_cache(maxsize=256)
@@ -359,26 +369,28 @@ def _side(word: str, claim: Claim) -> str | None:
 
 
 def _reversed(claim: Claim, other: Claim) -> bool:
-    """More of the two claims' shared role words sit on opposite sides (the source's agent is the text's
-    patient) than on the same side, and at least two do."""
+    """At least two of the two claims' shared role words sit on opposite sides (the source's agent is the
+    text's patient), more than on the same side; both claims name an agent and a patient."""
     crossed = agreed = 0
     for word in (claim.agent | claim.patient) & (other.agent | other.patient):
         here, there = _side(word, claim), _side(word, other)
         if here and there:
             crossed += here != there
             agreed += here == there
-    return crossed >= 2 and crossed > agreed
+    return crossed >= 2 and crossed > agreed and all(c.agent and c.patient for c in (claim, other))
 
 
 def _antonym_pair(claim: Claim, other: Claim) -> tuple[str, str] | None:
-    """A word of the claim that WordNet opposes to a word of the other claim the claim lacks, where the
-    rest of the two claims is shared."""
-    rest = claim.words & other.words
-    if not rest or len(rest) < max(1, (len(claim.words) - 1) // 2) or (claim.forms | other.forms) & _SOFTENERS:
+    """A word of the claim that WordNet opposes to a word of the other claim, where the claims share a
+    non-person word, the claim adds at most two words, and either the predicate is shared or the two
+    opposed words are the predicates ("rose" / "fell")."""
+    rest = (claim.words & other.words) - _PERSONS
+    if not rest or len(claim.words - other.words) > 2 or (claim.forms | other.forms) & _SOFTENERS:
         return None  # "less clear" is "unclear": a softened word agrees with its antonym
+    same_predicate = claim.predicate == other.predicate
     for a in (claim.words | claim.forms) - (other.words | other.forms):
         for b in (other.words | other.forms) - (claim.words | claim.forms):
-            if opposed(a, b):
+            if opposed(a, b) and (same_predicate or {a, b} & {claim.predicate, other.predicate}):
                 return a, b
     return None
 
@@ -396,8 +408,9 @@ def _value_problem(claim: Claim, amounts: list[Quantity], matching: list[Claim])
     """("contradicted" or "unsupported", why) for the first quantity of the claim the source does not give,
     or ("", ""). An amount the source gives for the same word under another amount, while giving this
     amount to another word, is moved between slots (ages swapped); an amount the source never gives is
-    changed where the source gives the same measure for the same word or in a claim on the same matter,
-    and otherwise unsupported (an honest retelling may compute one: "seven weeks late")."""
+    changed where the source's statement on the same predicate gives the same measure, or gives the same
+    number in another unit of the measure ("24 days" for "24 hours"), and otherwise unsupported (an honest
+    retelling computes some: "seven weeks late", "2.5 years")."""
     nearby = [q for other in matching if other.predicate == claim.predicate for q in other.quantities]
     for q in claim.quantities:
         same_slot = [s for s in amounts if s.measure == q.measure and s.anchor == q.anchor and q.anchor]
@@ -407,7 +420,8 @@ def _value_problem(claim: Claim, amounts: list[Quantity], matching: list[Claim])
             if same_slot:
                 return "contradicted", f"{q.text!r} belongs to another part of the source; it gives {same_slot[0].text!r} here"
             continue
-        changed = same_slot + [s for s in nearby if s.measure == q.measure] + [
+        kept = [s for s in nearby if s.measure == q.measure and any(mine.same_amount(s) for mine in claim.quantities)]
+        changed = [s for s in nearby if s.measure == q.measure and not kept] + [
             s for s in amounts if s.value == q.value and s.measure == q.measure and q.measure.startswith("[")]
         if changed and q.measure:
             return "contradicted", f"{q.text!r} where the source gives {changed[0].text!r}"

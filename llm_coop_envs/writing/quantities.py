@@ -95,7 +95,8 @@ def quantities(sentence) -> list[Quantity]:
         if value is None:
             k += 1
             continue
-        unit_token = tokens[end] if end < len(tokens) and not glued else None
+        after = end + 1 if end + 1 < len(tokens) and tokens[end].text == "-" else end  # "20-year-old"
+        unit_token = tokens[after] if after < len(tokens) and not glued else None
         found.append(_build(tokens[k], tokens[end - 1], value, glued, unit_token))
         k = end
     return found

@@ -5,7 +5,8 @@ feedback sentences; an empty list passes. Every check reads the folded text (:fu
 
 - :func:`invisible_characters`: any zero-width or other invisible character (no honest text has one);
 - :func:`template_tags`: a chat-template or end-of-text tag (``<|im_end|>``, ``[INST]``, ``</s>``, ...);
-- :func:`filler_lines`: a sentence made only of connectives and function words ("However, moreover, thus.");
+- :func:`filler_lines`: a sentence of two or more transition phrases and nothing but function words
+  ("However, moreover, thus.");
 - :func:`retractions`: a sentence that takes back the text itself ("None of the above is true.");
 - :func:`loops`: the same run of content words said again and again, however the stopwords between them vary;
 - :func:`not_a_retelling`: most sentences give advice, review the source or restate the task instead of
@@ -60,7 +61,7 @@ def template_tags(text: str) -> list[str]:
 
 
 def filler_lines(text: str) -> list[str]:
-    filler = [s for s in sentences(text) if len(tm.words(s)) >= 2
+    filler = [s for s in sentences(text) if len(tm.transitions(tm.words(s))) >= 2
               and all(w in STOPWORDS or w in _CONNECTIVES for w in tm.words(s))]
     return [f"it has sentences with nothing in them but connectives ({filler[0]!r})"] if filler else []
 

@@ -5,7 +5,7 @@ import warnings
 import pytest
 
 from llm_coop_envs.writing import arxiv_intro, tldr
-from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
+from benchmarks.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ import pytest
 
 from benchmarks.metrics.writing import ranks, spearman
 from benchmarks.writing.reward_agreement import main
-from tests.writing.probes import PROBES
+from benchmarks.writing.probe_cases import PROBES
 
 
 def test_ranks_average_ties():

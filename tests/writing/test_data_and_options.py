@@ -8,7 +8,7 @@ import llm_coop_envs
 from llm_coop_envs.core import RewardResult
 from llm_coop_envs.writing import TLDR_LEVELS, Band, LevelConfig, RewardWeights
 from llm_coop_envs.writing.items import RowError, arxiv_item, tldr_item
-from tests.writing.genuine import TLDR_DETAILS
+from benchmarks.writing.genuine import TLDR_DETAILS
 
 POST = "I adopted a shy rescue dog last month. She hides under the bed whenever guests come over and will not eat in front of them."
 HUB_PROMPT = f"SUBREDDIT: r/dogs\n\nTITLE: My rescue dog hides from guests\n\nPOST: {POST}\n\nTL;DR:"

@@ -8,7 +8,7 @@ from llm_coop_envs.writing import arxiv_intro, tldr
 from llm_coop_envs.writing.grader import GraderConfig, GraderError, WritingGrader, parse_grades
 from tests.multiturn.reviewer_server import completion, hang, raw, reviewer_server, status
 from tests.writing.conftest import index_of
-from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
+from benchmarks.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
 
 GRADES = {"structure": 5, "style": 4, "coherence": 3}
 

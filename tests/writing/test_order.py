@@ -7,7 +7,7 @@ import pytest
 from llm_coop_envs.writing.thresholds import TLDR_V1_LEVELS, OrderCheck
 from llm_coop_envs.writing.order import concordance_counts, dangling_opener, split_sentences
 from tests.writing.conftest import index_of
-from tests.writing.probes import SHUFFLE_SEEDS, SHUFFLES
+from benchmarks.writing.probe_cases import SHUFFLE_SEEDS, SHUFFLES
 from tests.writing.test_probes import CASES, MARGIN, case_for
 
 

@@ -3,8 +3,8 @@
 import pytest
 
 from tests.writing.conftest import index_of
-from tests.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
-from tests.writing.probes import PROBES, Case
+from benchmarks.writing.genuine import ARXIV_PAIRS, TLDR_DETAILS
+from benchmarks.writing.probe_cases import PROBES, Case
 
 CASES = [("tldr", tid) for tid in TLDR_DETAILS] + [("arxiv", tid) for tid in ARXIV_PAIRS]
 MARGIN = 0.5

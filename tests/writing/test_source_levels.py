@@ -12,7 +12,7 @@ from llm_coop_envs.writing.grounding import Salience, SourceProfile, function_wo
 from llm_coop_envs.writing.reward import PairTexts, score_pair
 from llm_coop_envs.writing.text_metrics import words
 from tests.writing.conftest import index_of
-from tests.writing.genuine import TLDR_DETAILS
+from benchmarks.writing.genuine import TLDR_DETAILS
 
 SOURCE = (
     "The old lighthouse keeper repaired the brass lamp every winter. Storms broke the northern window twice, "

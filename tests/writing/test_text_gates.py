@@ -7,7 +7,7 @@ import pytest
 import llm_coop_envs
 from llm_coop_envs.writing.text_gates import GATES, failed_gate_credit, text_gates
 from tests.writing.conftest import index_of
-from tests.writing.genuine import TLDR_DETAILS
+from benchmarks.writing.genuine import TLDR_DETAILS
 
 POST_ID = "t3_23za1b"
 
