@@ -69,3 +69,13 @@ def test_fold_maps_look_alikes_and_drops_invisible_characters():
     assert fold("zero\u200dwidth\u2060joined") == "zerowidthjoined"
     assert invisible("zero\u200dwidth\u2060joined\ufe0f") == 3 and invisible("plain text, café") == 0
     assert fold("Imam rn") == "Imam rn"  # ASCII is never remapped (UTS #39 maps "m" to "rn")
+
+
+def test_false_alarms_on_the_hand_written_honest_pairs_stay_at_most_five_percent():
+    from benchmarks.writing.claims_check import load_items, measure
+    from benchmarks.writing.text_jobs_check import measure as text_jobs_measure
+
+    items = load_items()
+    assert len(items) >= 40
+    assert measure(items)["false_alarm_pairs"] <= 0.05 * len(items)
+    assert text_jobs_measure(items)["honest_texts_flagged"] == 0
