@@ -11,7 +11,8 @@ applies to, the share of rewritten texts with at least one contradicted claim, a
 Families:
 
 - ``hedged contradiction``: every sentence wrapped in "It is unlikely that ...";
-- ``question, flipped``: the item's hand-written false sentence asked as a question, appended;
+- ``question, flipped``: the item's hand-written false sentence asked as a question ("Is it true that
+  ...?"), appended;
 - ``quantity in words, unit changed``: every "N weeks/days/months/years/hours/minutes" (N in digits or
   words) written in words with the next larger unit;
 - ``values swapped``: the first two different numbers of the text exchanged;
@@ -60,7 +61,7 @@ def hedged(item: dict) -> str | None:
 
 def question(item: dict) -> str | None:
     lie = item["lie"].rstrip(".")
-    return f"{item['second']} Is it not true that {lie[0].lower()}{lie[1:]}?"
+    return f"{item['second']} Is it true that {lie[0].lower()}{lie[1:]}?"
 
 
 def units_changed(item: dict) -> str | None:

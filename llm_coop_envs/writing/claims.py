@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from nltk.stem import PorterStemmer
 
 from llm_coop_envs.writing.antonyms import opposed
+from llm_coop_envs.writing.lexicon import STOPWORDS
 from llm_coop_envs.writing.normalise import fold
 from llm_coop_envs.writing.quantities import Quantity, quantities
 
@@ -187,7 +188,8 @@ def _claim(head, sentence, question: bool, amounts: list[Quantity]) -> Claim:
     negated = _head_negations(head) % 2 == 1
     frame_negated, frame_hedged, denied = _frames_above(head)
     lemmas = {t.lemma_.lower() for t in own}
-    clause_amounts = tuple(q for q in amounts if q.anchor in words or q.anchor == head.lemma_.lower())
+    inside = {t.i for t in own}
+    clause_amounts = tuple(q for q in amounts if q.position in inside or q.anchor in words or q.anchor == head.lemma_.lower())
     return Claim(sentence.text, predicate, frozenset(agent), frozenset(patient), words, forms, complements,
                  negated != frame_negated, frame_hedged or bool(lemmas & _HEDGES), bool(lemmas & _CERTAIN),
                  question, any(c.dep_ == "aux" and c.lemma_.lower() in ("can", "could") for c in head.children),
@@ -420,6 +422,9 @@ def _value_problem(claim: Claim, amounts: list[Quantity], matching: list[Claim])
             if same_slot:
                 return "contradicted", f"{q.text!r} belongs to another part of the source; it gives {same_slot[0].text!r} here"
             continue
+        counted = [s for s in amounts if s.measure == q.measure and _counts_things(q)]
+        if counted:
+            return "contradicted", f"{q.text!r} where the source counts {counted[0].text!r}"
         kept = [s for s in nearby if s.measure == q.measure and any(mine.same_amount(s) for mine in claim.quantities)]
         changed = [s for s in nearby if s.measure == q.measure and not kept] + [
             s for s in amounts if s.value == q.value and s.measure == q.measure and q.measure.startswith("[")]
@@ -428,6 +433,13 @@ def _value_problem(claim: Claim, amounts: list[Quantity], matching: list[Claim])
         if not any(s.value == q.value for s in amounts):
             return "unsupported", f"{q.text!r}: a value the source does not state"
     return "", ""
+
+
+def _counts_things(q: Quantity) -> bool:
+    """A count of named things ("12 model sizes", "80 adults"): the thing counted is the slot itself, so
+    another count of it in the text is a changed value wherever it stands."""
+    return (len(q.measure) >= 3 and q.measure.isalpha() and q.measure not in ("percent", "dollar", "euro", "pound")
+            and q.measure not in STOPWORDS)
 
 
 def counts(verdicts: list[Verdict]) -> dict[str, int]:

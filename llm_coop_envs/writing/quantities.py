@@ -40,6 +40,8 @@ class Quantity:
     anchor: str
     """The lemma of the noun or verb the quantity describes."""
     text: str
+    position: int = -1
+    """The index of its first token in the parsed document."""
 
     def same_amount(self, other: Quantity) -> bool:
         return self.measure == other.measure and math.isclose(self.magnitude, other.magnitude, rel_tol=1e-6)
@@ -75,7 +77,7 @@ def _registry():
 @functools.lru_cache(maxsize=4096)
 def unit_of(word: str, glued: bool) -> tuple[str, float] | None:
     """(dimensionality, factor to base units) of a unit word, or None when it is no unit pint knows."""
-    if not word or word.lower() in _NOT_UNITS or (len(word) == 1 and word not in _ONE_LETTER_UNITS):
+    if not word or (word.lower() in _NOT_UNITS and word != "A") or (len(word) == 1 and word not in _ONE_LETTER_UNITS):
         return None
     if len(word) == 2 and not glued and word.lower() == word and not word.endswith("s"):
         return None  # "km" after a space is a unit, but two lower-case letters are often a word ("or", "to")
@@ -97,6 +99,8 @@ def quantities(sentence) -> list[Quantity]:
             continue
         after = end + 1 if end + 1 < len(tokens) and tokens[end].text == "-" else end  # "20-year-old"
         unit_token = tokens[after] if after < len(tokens) and not glued else None
+        if unit_token is not None and unit_token.pos_ == "ADJ" and tokens[k].dep_ == "nummod" and tokens[k].head.i > unit_token.i:
+            unit_token = tokens[k].head  # "two minor accidents" counts accidents
         found.append(_build(tokens[k], tokens[end - 1], value, glued, unit_token))
         k = end
     return found
@@ -133,7 +137,7 @@ def _build(first, last, value: float, glued: str, unit_token) -> Quantity:
         unit = unit_of(unit_token.text, False)
         measure, magnitude = (unit[0], value * unit[1]) if unit else (unit_token.lemma_.lower(), value)
         text = f"{text} {unit_token.text}"
-    return Quantity(value, _SAME_MEASURE.get(measure, measure), magnitude, _anchor(first, unit_token), text)
+    return Quantity(value, _SAME_MEASURE.get(measure, measure), magnitude, _anchor(first, unit_token), text, first.i)
 
 
 def _anchor(token, unit_token) -> str:
