@@ -45,6 +45,8 @@ MIN_SUPPORT = 0.4
 """Below this share of a claim's content lemmas found in the source, the claim is unsupported."""
 MIN_MATCH = 0.5
 """A source claim matches a text claim when it shares the predicate or this share of the arguments' lemmas."""
+MAX_CLAUSES = 40
+"""At most this many claims are read from one sentence (a run-on "sentence" of junk has hundreds)."""
 MAX_CHARS = 20_000
 """Longer texts are cut before parsing (a reply longer than any budget gains nothing from the rest)."""
 
@@ -137,11 +139,15 @@ def _sentence_claims(sentence) -> Iterable[Claim]:
     if re.search(r"\bor not\b", sentence.text, re.IGNORECASE):
         return  # "to ask her out or not": both sides, no claim
     amounts = quantities(sentence)
+    owner = _clause_heads(sentence)
+    members: dict[int, list] = {}
     for token in sentence:
-        if _is_clause_head(token) and not _is_frame(token) and not _is_compared(token):
-            claim = _claim(token, sentence, question, amounts)
-            if claim.words:
-                yield claim
+        members.setdefault(owner[token.i], []).append(token)
+    heads = [t for t in sentence if _is_clause_head(t) and not _is_frame(t) and not _is_compared(t)]
+    for token in heads[:MAX_CLAUSES]:
+        claim = _claim(token, members.get(token.i, [token]), sentence, question, amounts)
+        if claim.words:
+            yield claim
 
 
 def _is_clause_head(token) -> bool:
@@ -166,8 +172,8 @@ def _is_frame(token) -> bool:
     return token.lemma_ == "be" and any(c.dep_ == "acomp" and c.lemma_.lower() in _FRAMES for c in token.children)
 
 
-def _claim(head, sentence, question: bool, amounts: list[Quantity]) -> Claim:
-    own = [t for t in head.subtree if _clause_of(t).i == head.i]
+def _claim(head, own: list, sentence, question: bool, amounts: list[Quantity]) -> Claim:
+    """The claim of the clause headed by ``head``, whose own tokens (not those of clauses below it) are ``own``."""
     predicate = _predicate(head)
     agent, patient = set(), set()
     for child in head.children:
@@ -196,12 +202,20 @@ def _claim(head, sentence, question: bool, amounts: list[Quantity]) -> Claim:
                  denied, clause_amounts)
 
 
-def _clause_of(token):
-    """The clause head a token belongs to (the nearest clause head at or above it)."""
-    node = token
-    while not _is_clause_head(node) and node.head.i != node.i:
-        node = node.head
-    return node
+def _clause_heads(sentence) -> dict[int, int]:
+    """Token index → the index of the clause head it belongs to (the nearest clause head at or above it),
+    each token's path walked once: a degenerate parse (one long chain) stays linear."""
+    owner: dict[int, int] = {}
+    for token in sentence:
+        path, node = [], token
+        while node.i not in owner and not _is_clause_head(node) and node.head.i != node.i:
+            path.append(node.i)
+            node = node.head
+        top = owner.get(node.i, node.i)
+        owner[node.i] = top
+        for index in path:
+            owner[index] = top
+    return owner
 
 
 def _predicate(head) -> str:
