@@ -208,6 +208,11 @@ def run_training(cfg, env=None, eval_env=None, algorithm=None) -> dict:
 
         records = eval_records(trainer.run_dir)  # per problem: the table gets paired intervals
         print(before_after_report(*records) if records else before_after_table(record))
+        from trainers.draws import run_twin_line
+
+        twins = run_twin_line(trainer, record.get("problems", 0))
+        if twins:
+            print(twins)
     trainer.close()  # train() has exported the final weights
     print(f"Metrics: {trainer.run_dir / 'metrics.jsonl'} (TensorBoard: {trainer.run_dir / 'tensorboard'}); "
           f"weights: {trainer.run_dir / 'final'}")

@@ -10,9 +10,10 @@ templates into training, and then a held-out gain is partly a gain on seen templ
 
 from __future__ import annotations
 
+import copy
 import re
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from trainers.phases import env_kwargs_at, parse_phases
@@ -31,23 +32,35 @@ def template(observations: Mapping[str, Any]) -> str:
     return "\n\n".join(NUMBER.sub("#", str(observations[agent])) for agent in sorted(observations))
 
 
-def training_templates(cfg: Any, world_size: int = 1) -> set[str]:
-    """The masked templates of every problem the run of ``cfg`` trains on (``cfg.steps`` steps)."""
+def training_templates(cfg: Any, world_size: int = 1, env_at: Callable[[int], Any] | None = None) -> set[str]:
+    """The masked templates of every problem the run of ``cfg`` trains on (``cfg.steps`` steps);
+    ``env_at(step)``: the training env of a step (a trainer's own, custom envs included), else the
+    registered env ``cfg`` names, with its phases' kwargs."""
+    env_at = env_at or _registered_envs(cfg)
+    found = set()
+    for step in range(cfg.steps):
+        for rank in range(world_size):
+            for index in range(cfg.problems_per_step):
+                seed = problem_seed(cfg.seed, step, index, cfg.problems_per_step, world_size, rank)
+                found.add(template(env_at(step).reset(seed=seed)[0]))
+    return found
+
+
+def _registered_envs(cfg: Any) -> Callable[[int], Any]:
     import llm_coop_envs
 
-    phases, envs, found = parse_phases(cfg.phases), {}, set()
-    for step in range(cfg.steps):
+    phases, envs = parse_phases(cfg.phases), {}
+
+    def env_at(step: int) -> Any:
         kwargs = env_kwargs_at(cfg.env_kwargs, phases, step)
         key = repr(sorted(kwargs.items()))
         if key not in envs:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the trainer already warned about a deprecated id
                 envs[key] = llm_coop_envs.make(cfg.env, **kwargs)
-        for rank in range(world_size):
-            for index in range(cfg.problems_per_step):
-                seed = problem_seed(cfg.seed, step, index, cfg.problems_per_step, world_size, rank)
-                found.add(template(envs[key].reset(seed=seed)[0]))
-    return found
+        return envs[key]
+
+    return env_at
 
 
 def twin_share(held_out_env: Any, indices: Iterable[int], trained: set[str], seed: int = 0) -> tuple[int, int]:
@@ -63,3 +76,21 @@ def twin_line(twins: int, problems: int, draws: int) -> str:
     share = 100 * twins / problems if problems else 0.0
     return (f"Held-out problems with a number-masked template twin among the {draws} training draws: "
             f"{twins}/{problems} ({share:.0f} %).")
+
+
+def run_twin_line(trainer: Any, problems: int) -> str | None:
+    """The sentence for a finished run of ``trainer`` whose evaluation scored ``problems`` held-out
+    problems; None when there is no held-out env or the draws cannot be listed again (a custom env)."""
+    if trainer.eval_env is None or not problems:
+        return None
+    try:
+        trained = training_templates(trainer.cfg, trainer.dist.world_size, copy_of(trainer.env_at))
+        twins, total = twin_share(trainer.eval_env, range(problems), trained, seed=trainer.cfg.seed)
+    except Exception:  # noqa: BLE001 -- a line of the report, never a reason to fail a finished run
+        return None
+    return twin_line(twins, total, trainer.cfg.steps * trainer.cfg.problems_per_step * trainer.dist.world_size)
+
+
+def copy_of(env_at: Callable[[int], Any]) -> Callable[[int], Any]:
+    """Fresh copies of a trainer's envs, so that listing the draws again leaves its own envs as they were."""
+    return lambda step: copy.deepcopy(env_at(step))

@@ -51,6 +51,7 @@ from trainers.algorithms.base import Advantage, Algorithm, Capabilities, LossBat
 from trainers.algorithms.options import build_algorithm, update_schedule
 from trainers.checkpoint import latest_checkpoint, register_weight_hooks, restore_checkpoint, save_checkpoint
 from trainers.config import TrainConfig
+from trainers.draws import problem_seed
 from trainers.phases import env_kwargs_at, parse_phases, phase_index
 from trainers.distributed import Distributed
 from trainers.fsdp import full_tensor
@@ -270,8 +271,8 @@ class Trainer:
 
     def problem_seed(self, index: int) -> int:
         """Seed of the env reset for problem ``index`` of the current step: fixed by (seed, step, rank)."""
-        per_step = self.cfg.problems_per_step * self.dist.world_size
-        return self.cfg.seed * 1_000_003 + self.step * per_step + self.dist.rank * self.cfg.problems_per_step + index
+        return problem_seed(self.cfg.seed, self.step, index, self.cfg.problems_per_step, self.dist.world_size,
+                            self.dist.rank)
 
     def sample(self, requests: Sequence[tuple[str, str]], n: int):
         return self.backend.generate([GenerationRequest(a, obs, n, self.cfg.sampling_for(a)) for a, obs in requests])

@@ -170,7 +170,7 @@ def test_evaluation_contract_rows_records_and_summary(tmp_path, tokenizer):
     for step in (0, 2, 3):
         records = [json.loads(x) for x in (run / "eval" / f"step_{step:05d}.jsonl").read_text().splitlines()]
         assert [r["task_id"] for r in records] == ["letters/0", "letters/1"]
-        assert set(records[0]) == {"task_id", "reward", "solved", "tests_passed", "uses_helper", "calls_helper",
+        assert set(records[0]) == {"task_id", "reward", "solved", "tests_passed", "uses_helper", "helper_needed", "calls_helper",
                                    "eval_mode", "provenance"}
         assert {r["eval_mode"] for r in records} == {"batched"}
         assert records[0]["tests_passed"] is None and records[0]["uses_helper"] is None

@@ -1,5 +1,5 @@
-"""The end of ``llm-coop train``: the training-curve picture drawn from ``metrics.jsonl``, its path and the
-run's duration printed after the before/after table."""
+"""The end of ``llm-coop train``: the template-twin line, the training-curve picture drawn from
+``metrics.jsonl``, its path and the run's duration printed after the before/after table."""
 
 from __future__ import annotations
 
@@ -40,4 +40,6 @@ def test_train_prints_the_picture_and_how_long_it_took(tmp_path, tokenizer, monk
     lines = capsys.readouterr().out.splitlines()
     assert f"Training curve: {tmp_path / 'run' / PICTURE_FILE}" in lines
     assert (tmp_path / "run" / PICTURE_FILE).is_file()
+    (twins,) = [line for line in lines if line.startswith("Held-out problems with a number-masked template twin")]
+    assert twins.endswith("training draws: 1/1 (100 %).")  # LetterTask has one template
     assert lines[-1].startswith("Took ") and lines[-1].endswith("(model loading, training and evaluations).")
