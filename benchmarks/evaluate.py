@@ -200,6 +200,10 @@ def team_provenance(team: Team, env: Any) -> dict[str, Any]:
 
 
 def _pick_task_ids(env: Any, config: EvalConfig) -> list[str]:
+    if config.problems and not config.task_ids:
+        # Only the first N: a generated training split (coop_procedural's) holds a million problems,
+        # each built on first use, so listing them all would build them all.
+        return [env.task.task_id(i) for i in range(min(config.problems, len(env.task)))]
     all_ids = [env.task.task_id(i) for i in range(len(env.task))]
     if config.task_ids:
         missing = [t for t in config.task_ids if t not in all_ids]
