@@ -1,7 +1,7 @@
 """The env.step profile (``benchmarks/perf/sandbox_throughput.py --profile``) runs end to end on a few problems."""
 
 from benchmarks.perf.sandbox_profile import profile_env_step
-from benchmarks.perf.sandbox_throughput import TRIVIAL_HELPER
+from benchmarks.perf.sandbox_throughput import TRIVIAL_HELPER, newest_humaneval_id
 
 
 def test_the_profile_tables_cover_the_host_and_every_sandbox_phase():
@@ -9,7 +9,7 @@ def test_the_profile_tables_cover_the_host_and_every_sandbox_phase():
 
     problems = dict(list(read_problems().items())[:4])
     text = profile_env_step(problems, TRIVIAL_HELPER)
-    assert "## Profile: one env.step of humaneval-v1 (4 problems, one at a time)" in text
+    assert f"## Profile: one env.step of {newest_humaneval_id()} (4 problems, one at a time)" in text
     for part in ("env.step, whole", "sandbox round trip (run_tests)", "the child reads the program", "judge runs the tests"):
         assert part in text
     for role in ("host process", "judge", "forking side", "the runs", "the machine, busy"):
