@@ -8,13 +8,15 @@ appends "The helper agent wrote: ..." to main's prompt.
 A problem whose row carries a ``helper`` spec (``{"signature": "def aux(x):", "doc": "Return x
 doubled."}``, as the embedded suites do) gets prompts that say exactly what ``aux`` takes and
 returns; rows without one get the generic wording. A row's ``helper_fact`` (the procedural suite's
-rule, table or constant) is shown to the helper only.
+rule, table or constant) is shown to the helper only. A row that names the ``"pair-v2"`` prompt set
+(``coop_procedural-v2``) gets the prompts of :mod:`llm_coop_envs.coding.pair_prompts` instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from llm_coop_envs.coding import pair_prompts
 from llm_coop_envs.coding.problems import CodingProblem
 
 HELPER_NAME = "aux"
@@ -23,6 +25,8 @@ _CODE_ONLY = "Reply with Python code only, in one ```python block; no tests, no 
 
 
 def helper_prompt(problem: CodingProblem, protocol: str) -> str:
+    if pair_prompts.uses_pair_prompts(problem):
+        return pair_prompts.helper_prompt(problem)
     entry = problem.entry_point
     if protocol == "sequential":
         partner = f"The main agent will read your code, then write `{entry}` and call your function in it."
@@ -48,6 +52,8 @@ def helper_prompt(problem: CodingProblem, protocol: str) -> str:
 
 def solo_prompt(problem: CodingProblem) -> str:
     """The single-agent team: one agent writes the whole solution (the paper's single-model baseline)."""
+    if pair_prompts.uses_pair_prompts(problem):
+        return pair_prompts.solo_prompt(problem)
     lines = [
         "You are a Python programmer.",
         "",
@@ -63,6 +69,8 @@ def solo_prompt(problem: CodingProblem) -> str:
 
 
 def main_prompt(problem: CodingProblem, protocol: str) -> str:
+    if pair_prompts.uses_pair_prompts(problem):
+        return pair_prompts.main_prompt(problem, protocol)
     if protocol == "sequential":
         helper_note = (
             f"A helper agent has written a function `{HELPER_NAME}`; its reply is shown below the problem. "

@@ -15,6 +15,9 @@ env = llm_coop_envs.make("coop_procedural-v1", split="test", level=1)
 observations, infos = env.reset(seed=0)
 ```
 
+The next version, with a level the pair can only solve together, is built but not registered yet
+(see "The cooperative level" below).
+
 | | |
 |---|---|
 | Agents | ``helper``, ``main``; ``team="single"``: ``main`` alone |
@@ -79,6 +82,59 @@ Held out (split ``heldout_families``, never drawn for training):
 * ``mask_codes``: ``aux`` masks all but the last characters of a code; main lists, joins, or filters and de-duplicates.
 * ``category_weights``\\*: ``aux`` looks a category's weight up in a table; main weighs entries, per category, or finds the heaviest.
 
+## The cooperative level (v2, level 4; not registered yet)
+
+``coop_procedural-v2`` will hold **level 1** (v1's level-1 problems, nothing hidden) and **level 4, the
+cooperative level**, with prompts a pair of small models can use (``llm_coop_envs.coding.pair_prompts``).
+It is built by ``llm_coop_envs.coding.procedural.env.env_v2`` and is registered only once its
+calibration with the default model is done (an id never changes meaning after registration):
+
+```python
+from llm_coop_envs.coding.procedural.env import env_v2
+env = env_v2(split="test", level=4)            # the cooperative level
+observations, infos = env.reset(seed=0)
+env.metadata["suite"]["cooperative_levels"]    # [4]
+```
+
+Every family, the held-out ones included, has a cooperative level of one shape: level 1's single step
+over a flat list, with the step's fact (a constant, a rule, a small table) told to the helper only.
+
+* **Main** is told what ``aux`` returns, not the fact, and the stated expression calls it, on a line of
+  its own (``[aux(reading) for reading in readings]``, ``sum(aux(count) for count in counts)``); its one
+  public example is the empty list, which shows the form of the answer and leaves every alternative
+  fact open (the draw checks ask for three).
+* **The helper** sees only ``aux``'s contract and the fact, as the function to complete; never main's
+  problem.
+* **One agent** (``team="single"``) is shown the fact as well, so it has what the pair has.
+
+Each fact takes at least 10 values, drawn uniformly so that none comes up more than one draw in ten,
+and none is a value the judge's stand-ins return (0, 1, True, False, ``''``, None, ``[]``). The
+cooperative level's facts of ``convert_amounts`` (19 whole-number rates) and ``valid_codes`` (8 letters
+x 2 lengths) are wide, where v1's levels 2-3 drew them from 7 rates and a rule often drawn from 3 divisors.
+So main's code solves a problem only with the helper's ``aux``: with the reference main, a stub helper or
+prose fails every problem, and main with its family's most frequent fact inlined passes at most a tenth.
+A cooperative problem is told apart from another by its whole content (main's prompt is the same for
+many facts); train and test never share main's prompt or a hidden test, as at every level. Per family:
+
+| family | main (stated expression) | the helper's fact |
+|---|---|---|
+| ``bonus_scores`` | ``[aux(score) for score in scores]`` | the bonus added (2-20) |
+| ``order_totals`` | ``sum(aux(count) for count in counts)`` | the unit price (2-20) |
+| ``clamp_readings`` | ``[aux(reading) for ...]`` | the cap (12-30) |
+| ``neighbour_gaps`` | ``[aux(reading) for ...]`` | the target (10-40) |
+| ``digit_sums`` | ``[aux(number) for ...]`` | the check divisor (3-19) |
+| ``bucket_counts`` | ``[aux(value) for ...]`` | the bucket width (2-16) |
+| ``tag_words`` | ``[aux(word) for ...]`` | the tag's code (16 codes) |
+| ``initials`` | ``[aux(name) for ...]`` | the initial's mark (12 marks) |
+| ``code_fees`` | ``[aux(code) for ...]`` | a fee table of three letters and a default |
+| ``valid_codes`` | ``[code for code in codes if aux(code)]`` | the rule's letter and length |
+| ``level_labels`` | ``[aux(x) for ...]`` | the cut point (10-30) |
+| ``convert_amounts`` | ``sum(aux(amount) for ...)`` | the exchange rate (2-20) |
+| ``letter_points`` (held out) | ``[aux(word) for ...]`` | vowel and consonant points |
+| ``longest_run`` (held out) | ``[aux(a, b) for a, b in zip(values, values[1:])]`` | the run's step (2-15) |
+| ``mask_codes`` (held out) | ``[aux(code) for ...]`` | the mask character (12 marks) |
+| ``category_weights`` (held out) | ``sum(aux(category) for ...)`` | a weight table of three categories |
+
 ## Levels
 
 * **1**: as easy as ``coop_basics`` tier 1. The input is a flat list of 1-4 ints or words; ``aux`` is
@@ -123,6 +179,10 @@ narrowed level, make the evaluation env with ``level=None`` to keep every level.
 
 ## Version history
 
+* v2: level 1 (v1's problems) and the cooperative level 4 of every family, held-out ones included
+  (levels 2-3, whose helper-only facts main read from its own examples or were drawn from few values,
+  are v1's only); the pair prompts of ``llm_coop_envs.coding.pair_prompts``; ``team="single"`` is shown the
+  helper's fact. Same ``v2`` scoring rules and draw checks.
 * v1: v0's generators under the ``v2`` scoring rules, keeping only draws that pass the v1 draw checks
   (above); the splits hold other problems than v0's.
 * v0 (superseded; ``make`` warns with its holes): first version (12 training families, 4 held-out families, levels 1-3, ``v1`` scoring rules).

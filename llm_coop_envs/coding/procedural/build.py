@@ -145,7 +145,9 @@ def _same(a: Any, b: Any, compare: str) -> bool:
 
 
 def _prompt(draft: Draft, public: list[dict[str, Any]]) -> str:
-    body = [*textwrap.wrap(draft.summary, 88), ""]
+    # Each line of the summary is wrapped on its own: the cooperative level gives its stated expression a
+    # line of its own, so that main reads (and copies) it whole.
+    body = [*(line for part in draft.summary.split("\n") for line in textwrap.wrap(part, 88)), ""]
     for test in public:
         body.append(f">>> {draft.entry_point}({', '.join(repr(a) for a in test['args'])})")
         body.append(repr(test["expected"]))

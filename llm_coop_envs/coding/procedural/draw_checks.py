@@ -118,12 +118,12 @@ def stand_in(name: str) -> str:
 def alternatives(family: str, level: int) -> dict[str, Callable[..., Any]]:
     """The distinct reference ``aux`` functions that ``family`` draws at ``level`` with a helper-only
     fact, from a stream of seeds of their own: normalised source -> the function."""
-    from llm_coop_envs.coding.procedural.families import FAMILIES  # the families import the draft module
+    from llm_coop_envs.coding.procedural.families import draft_for  # the families import the draft module
 
     found: dict[str, Callable[..., Any]] = {}
     for index in range(ALTERNATIVE_DRAWS):
         try:
-            draft = FAMILIES[family](random.Random(f"alternatives/{family}/{level}/{index}"), level)
+            draft = draft_for(family, random.Random(f"alternatives/{family}/{level}/{index}"), level)
         except Rejected:
             continue
         key = normalised(draft.reference_helper) if draft.helper_fact else None
@@ -199,10 +199,10 @@ def violations(row: dict[str, Any]) -> list[str]:
 def fact_spread(family: str, level: int, draws: int = 2000) -> tuple[int, float]:
     """(distinct values, largest share) of the helper-only fact over the family's own draws at ``level``."""
     counts: Counter[str] = Counter()
-    from llm_coop_envs.coding.procedural.families import FAMILIES
+    from llm_coop_envs.coding.procedural.families import draft_for
 
     for index in range(draws):
-        draft = FAMILIES[family](random.Random(f"spread/{family}/{level}/{index}"), level)
+        draft = draft_for(family, random.Random(f"spread/{family}/{level}/{index}"), level)
         if draft.helper_fact:
             counts[normalised(draft.reference_helper)] += 1
     total = sum(counts.values())

@@ -16,7 +16,8 @@ from typing import Any, overload
 
 from llm_coop_envs.coding.procedural.build import build_row, sha256_text
 from llm_coop_envs.coding.procedural.draft import Rejected
-from llm_coop_envs.coding.procedural.families import FAMILIES, HELDOUT_FAMILIES, LEVELS, TRAIN_FAMILIES
+from llm_coop_envs.coding.procedural.families import (COOPERATIVE_LEVEL, HELDOUT_FAMILIES, LEVELS, TRAIN_FAMILIES,
+                                                     draft_for)
 
 TRAIN_SIZE = 10**6
 TEST_PER_CELL = 10
@@ -41,7 +42,7 @@ def generate_row(stream: str, family: str, level: int, index: int, checks: bool 
     for attempt in range(attempts):
         rng = random.Random(_seed(stream, family, level, index, attempt))
         try:
-            row = build_row(FAMILIES[family](rng, level), family, level, stream, checks)
+            row = build_row(draft_for(family, rng, level), family, level, stream, checks)
         except Rejected:
             continue
         if _side(row) == _WANTED.get(stream, _side(row)):
@@ -65,8 +66,10 @@ class TrainRows(Sequence):
     levels take turns (family ``i % F``, level ``(i // F) % L``) so every stretch is balanced."""
 
     def __init__(self, families: Sequence[str] = tuple(TRAIN_FAMILIES), levels: Sequence[int] = LEVELS,
-                 size: int = TRAIN_SIZE, checks: bool = False) -> None:
+                 size: int = TRAIN_SIZE, checks: bool = False, prompts: str = "") -> None:
         self.families, self.levels, self.size, self.checks = tuple(families), tuple(levels), size, checks
+        self.prompts = prompts
+        """The prompt set the rows name (``"pair-v2"`` for ``coop_procedural-v2``; "" for the default prompts)."""
 
     def __len__(self) -> int:
         return self.size
@@ -81,7 +84,7 @@ class TrainRows(Sequence):
             return [self[i] for i in range(*index.indices(self.size))]
         if not -self.size <= index < self.size:
             raise IndexError(f"training problem {index} is out of range (0 to {self.size - 1}).")
-        return _train_row(self.families, self.levels, index % self.size, self.checks)
+        return with_prompts(_train_row(self.families, self.levels, index % self.size, self.checks), self.prompts)
 
     def index_of(self, task_id: str) -> int:
         """The index of a problem drawn in this process (the env's ``reset(options={"task_id": ...})``);
@@ -96,14 +99,19 @@ class TrainRows(Sequence):
         return self  # immutable: copies of an env can share it
 
     def __reduce__(self):
-        return TrainRows, (self.families, self.levels, self.size, self.checks)
+        return TrainRows, (self.families, self.levels, self.size, self.checks, self.prompts)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TrainRows) and (self.families, self.levels, self.size, self.checks) == (
-            other.families, other.levels, other.size, other.checks)
+        return isinstance(other, TrainRows) and (self.families, self.levels, self.size, self.checks, self.prompts) == (
+            other.families, other.levels, other.size, other.checks, other.prompts)
 
     def __hash__(self) -> int:
-        return hash((self.families, self.levels, self.size, self.checks))
+        return hash((self.families, self.levels, self.size, self.checks, self.prompts))
+
+
+def with_prompts(row: Row, prompts: str) -> Row:
+    """``row`` naming its version's prompt set (:mod:`llm_coop_envs.coding.pair_prompts`); unchanged for ""."""
+    return {**row, "prompts": prompts} if prompts else row
 
 
 @functools.lru_cache(maxsize=4096)
@@ -120,25 +128,33 @@ _DRAWN: dict[tuple[tuple[str, ...], tuple[int, ...], bool], dict[str, int]] = {}
 
 
 @functools.lru_cache(maxsize=None)
-def fixed_rows(stream: str, per_cell: int | None = None, checks: bool = False) -> tuple[Row, ...]:
+def fixed_rows(stream: str, per_cell: int | None = None, checks: bool = False,
+               levels: tuple[int, ...] = LEVELS) -> tuple[Row, ...]:
     """The fixed test or held-out-families set: ``per_cell`` distinct problems per family and level
     (default ``TEST_PER_CELL`` or ``HELDOUT_PER_CELL``), in turns: problem ``i`` is at level
     ``i % L`` (counted from the first level) of family ``(i // L) % F``, the ``i // (F * L)``-th
     problem of that cell. So the first 3 problems span every level, the first ``F * L`` every family
     at every level, and a split narrowed to one level takes its families in turns. A larger
-    ``per_cell`` only appends: its first rows are the default set."""
+    ``per_cell`` only appends: its first rows are the default set. ``levels``: the version's levels
+    (``coop_procedural-v2``: 1 and the cooperative level)."""
     families, default = (TRAIN_FAMILIES, TEST_PER_CELL) if stream == "test" else (HELDOUT_FAMILIES, HELDOUT_PER_CELL)
     per_cell = default if per_cell is None else per_cell
     cells = {(family, level): _distinct_cell(stream, family, level, per_cell, checks)
-             for family in families for level in LEVELS}
-    return tuple(cells[family, level][turn] for turn in range(per_cell) for family in families for level in LEVELS)
+             for family in families for level in levels}
+    return tuple(cells[family, level][turn] for turn in range(per_cell) for family in families for level in levels)
+
+
+def _identity(row: Row) -> str:
+    """What makes two rows of a cell different problems: main's prompt (levels 1-3, as v0 and v1 count
+    them); at the cooperative level main's prompt does not hold the fact, so the whole content counts."""
+    return row["task_id"] if row["level"] == COOPERATIVE_LEVEL else row["prompt"]
 
 
 def _distinct_cell(stream: str, family: str, level: int, count: int, checks: bool = False) -> list[Row]:
     cell: dict[str, Row] = {}
     for index in range(MAX_CELL_DRAWS_PER_PROBLEM * count):
         row = generate_row(stream, family, level, index, checks)
-        cell.setdefault(row["prompt"], row)
+        cell.setdefault(_identity(row), row)
         if len(cell) == count:
             return list(cell.values())
     raise ValueError(f"{family} has only {len(cell)} distinct {stream} problems at level {level} in "

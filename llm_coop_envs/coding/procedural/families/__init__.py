@@ -1,4 +1,5 @@
-"""The registry of problem families: name -> seeded generator ``generate(rng, level) -> Draft``."""
+"""The registry of problem families: name -> seeded generator ``generate(rng, level) -> Draft``; the
+cooperative level (``coop_procedural-v2``) has a generator of its own per family (:mod:`.cooperative`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 
 from llm_coop_envs.coding.procedural.draft import Draft
 from llm_coop_envs.coding.procedural.families import heldout, numbers, tables, text
+from llm_coop_envs.coding.procedural.families.cooperative import COOPERATIVE
 
 Generator = Callable[[random.Random, int], Draft]
 
@@ -32,3 +34,13 @@ HELDOUT_FAMILIES: dict[str, Generator] = {
 }
 FAMILIES: dict[str, Generator] = {**TRAIN_FAMILIES, **HELDOUT_FAMILIES}
 LEVELS = (1, 2, 3)
+"""The levels of ``coop_procedural-v0`` and ``-v1``."""
+COOPERATIVE_LEVEL = 4
+"""The level the pair can only solve together (``coop_procedural-v2``)."""
+
+
+def draft_for(family: str, rng: random.Random, level: int) -> Draft:
+    """The family's draft at ``level``, the cooperative level included."""
+    if level == COOPERATIVE_LEVEL:
+        return COOPERATIVE[family](rng)
+    return FAMILIES[family](rng, level)

@@ -1,0 +1,75 @@
+"""The ``"pair-v2"`` prompt set (``coop_procedural-v2``): prompts a pair of small models can use.
+
+Measured on ``coop_procedural-v0``/``-v1`` with the default model, the default prompts cost the pair
+its own skill: under main's prompt main's code solved about half the problems the single agent solved
+with the solo prompt, and the helper, shown main's whole problem, wrote main's function instead of
+``aux`` in most episodes (dropped by the env), often running out of tokens on the way. So in this set
+
+* **main's prompt is the single agent's prompt** plus one line on ``aux`` (its contract; that it is
+  defined before main's code runs), so on a problem that needs no helper main sees what one agent sees;
+* **the helper sees only ``aux``'s contract and its fact**, written as the function to complete, never
+  main's problem: it has nothing else to write, and its reply stays short;
+* **the single agent (``team="single"``) is shown the helper's fact too**, so one agent has all the
+  information the pair has.
+
+A row names its prompt set in ``row["prompts"]``; rows without one get the default prompts
+(:mod:`llm_coop_envs.coding.prompts`), so no registered id's observations change.
+"""
+
+from __future__ import annotations
+
+from llm_coop_envs.coding.problems import CodingProblem
+
+PROMPT_SET = "pair-v2"
+HELPER_NAME = "aux"
+_CODE_ONLY = "Reply with Python code only, in one ```python block; no tests, no example usage, no explanations."
+
+
+def uses_pair_prompts(problem: CodingProblem) -> bool:
+    return problem.row.get("prompts") == PROMPT_SET
+
+
+def main_prompt(problem: CodingProblem, protocol: str) -> str:
+    where = ("its code is shown below the problem" if protocol == "sequential"
+             else "it is defined before your code runs")
+    return "\n".join([*_solo_head(problem), f"You may call `{HELPER_NAME}`, written by a partner ({where}; do not "
+                      f"define it yourself): {_contract(problem)}", _CODE_ONLY])
+
+
+def helper_prompt(problem: CodingProblem) -> str:
+    signature, doc = _spec(problem)
+    fact = _fact(problem)
+    body = f"{doc} {fact}".strip()
+    return "\n".join([
+        "You are a Python programmer.", "", "Complete this function:", "", "```python", signature,
+        f'    """{body}"""', "```", "",
+        f"Write the whole function `{HELPER_NAME}` and nothing else.", _CODE_ONLY,
+    ])
+
+
+def solo_prompt(problem: CodingProblem) -> str:
+    fact = _fact(problem)
+    lines = [*_solo_head(problem), f"A useful helper function: {_contract(problem)}"]
+    if fact:
+        lines.append(f"What it needs to know: {fact}")
+    return "\n".join([*lines, _CODE_ONLY])
+
+
+def _solo_head(problem: CodingProblem) -> list[str]:
+    return ["You are a Python programmer.", "", "Problem:", problem.prompt.rstrip(), "",
+            f"Write the complete function `{problem.entry_point}` with the signature above."]
+
+
+def _spec(problem: CodingProblem) -> tuple[str, str]:
+    spec = problem.row["helper"]
+    return spec["signature"].strip(), spec["doc"].strip()
+
+
+def _contract(problem: CodingProblem) -> str:
+    signature, doc = _spec(problem)
+    return f"`{signature}` {doc}"
+
+
+def _fact(problem: CodingProblem) -> str:
+    fact = problem.row.get("helper_fact")
+    return fact.strip() if isinstance(fact, str) else ""
