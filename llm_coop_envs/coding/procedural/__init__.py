@@ -113,7 +113,8 @@ cooperative level's facts of ``convert_amounts`` (19 whole-number rates) and ``v
 x 2 lengths) are wide, where v1's levels 2-3 drew them from 7 rates and a rule often drawn from 3 divisors.
 So main's code solves a problem only with the helper's ``aux``: with the reference main, a stub helper or
 prose fails every problem, and main with its family's most frequent fact inlined passes at most a tenth.
-A cooperative problem is told apart from another by its whole content (main's prompt is the same for
+Where its calibration stands (what is measured, what is open, the commands):
+``benchmarks/results/coop_procedural_v2_calibration.md``. A cooperative problem is told apart from another by its whole content (main's prompt is the same for
 many facts); train and test never share main's prompt or a hidden test, as at every level. Per family:
 
 | family | main (stated expression) | the helper's fact |
