@@ -19,23 +19,12 @@ import sys
 
 from benchmarks.machine import uptime
 from llm_coop_envs.sandbox import SandboxConfig
-from tests.coding.hostile_v2 import (CURRENT_IDS, SUPERSEDED, case, env_for, hidden_variants, state_tricks,
+from tests.coding.hostile_v2 import (call_reprs, CURRENT_IDS, SUPERSEDED, case, env_for, hidden_variants, state_tricks,
                                      step, tricks)
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "coding_hostile_table.md")
 SANDBOX = SandboxConfig(timeout_s=3.0, test_timeout_s=0.5)
 FEEDBACK_CLASS = "hidden calls told apart (exception kinds, which hidden tests pass, identifiers)"
-
-
-def _calls(env, c, hidden: bool) -> list[str]:
-    env.reset(options={"task_id": c.task_id})
-    problem = env.task.problems[env._episode.index]
-    calls = []
-    for test in problem.tests if hidden else problem.public_tests:
-        node = next(n for n in ast.walk(ast.parse(test.label)) if isinstance(n, ast.Call)
-                    and isinstance(n.func, ast.Name) and n.func.id == "candidate")
-        calls.append(repr(repr(tuple(ast.literal_eval(a) for a in node.args))))
-    return calls
 
 
 def _table_main(env, c) -> str:
@@ -68,7 +57,7 @@ def feedback_row(env_id: str) -> tuple[str, str]:
     for version in (SUPERSEDED[env_id], env_id):
         c = case(version)
         env = env_for(version, c, sandbox=SANDBOX, num_turns=3)
-        variants = hidden_variants(c, _calls(env, c, False), _calls(env, c, True))
+        variants = hidden_variants(c, call_reprs(env, c), call_reprs(env, c, hidden=True))
         texts = {tuple(tuple(info["feedback"] for info in (infos["helper"], infos["main"]))
                        for _, _, infos in step(env, c, *replies, turns=2)) for replies in variants.values()}
         out.append(f"{len(texts)} of {len(variants)}")

@@ -8,6 +8,8 @@ without the trick (its baseline); the tests compare the two rewards and read the
 
 from __future__ import annotations
 
+import ast
+
 import dataclasses
 import warnings
 
@@ -222,3 +224,15 @@ def state_tricks(c: Case) -> dict[str, tuple[tuple[str, str], tuple[str, str]]]:
     return {name: ((c.helper, c.mine + "\n" + mark + "\n" + c.entry_def(
         f"if _seen():\n    return _mine({c.params})\nreturn None")), wrong)
             for name, mark in STATE_MARKS.items()}
+
+
+def call_reprs(env, c, hidden: bool = False) -> list[str]:
+    """The reprs of the arguments of the problem's public (or hidden) tests' calls."""
+    env.reset(options={"task_id": c.task_id})
+    problem = env.task.problems[env._episode.index]
+    calls = []
+    for test in problem.tests if hidden else problem.public_tests:
+        node = next(n for n in ast.walk(ast.parse(test.label)) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Name) and n.func.id == "candidate")
+        calls.append(repr(repr(tuple(ast.literal_eval(a) for a in node.args))))
+    return calls

@@ -14,7 +14,7 @@ import functools
 import pytest
 
 from llm_coop_envs.sandbox import SandboxConfig
-from tests.coding.hostile_v2 import (CURRENT_IDS, STATE_MARKS, SUPERSEDED, case, env_for, hidden_variants,
+from tests.coding.hostile_v2 import (call_reprs, CURRENT_IDS, STATE_MARKS, SUPERSEDED, case, env_for, hidden_variants,
                                      state_tricks, step, tricks)
 
 CLASSES = list(tricks(case("coop_basics-v2")))
@@ -74,25 +74,13 @@ def test_a_dead_store_earns_main_nothing_under_per_agent_rewards(env_id):
     assert own_trick <= own_plain + 1e-9, info["agent_reward_components"]
 
 
-def _public_calls(env, c, hidden: bool = False) -> list[str]:
-    """The reprs of the arguments of the problem's public (or hidden) tests' calls."""
-    env.reset(options={"task_id": c.task_id})
-    problem = env.task.problems[env._episode.index]
-    calls = []
-    for test in problem.tests if hidden else problem.public_tests:
-        node = next(n for n in ast.walk(ast.parse(test.label)) if isinstance(n, ast.Call)
-                    and isinstance(n.func, ast.Name) and n.func.id == "candidate")
-        calls.append(repr(repr(tuple(ast.literal_eval(a) for a in node.args))))
-    return calls
-
-
 @pytest.mark.parametrize("env_id", CURRENT_IDS)
 def test_no_observation_carries_hidden_test_data_or_partner_chosen_text(env_id):
     """Replies that behave alike on the public examples and differ on hidden calls (exception kinds,
     how many hidden tests pass, identifiers) get the same feedback, turn after turn."""
     c = _case(env_id)
     env = _env(env_id, 3)
-    variants = hidden_variants(c, _public_calls(env, c), _public_calls(env, c, hidden=True))
+    variants = hidden_variants(c, call_reprs(env, c), call_reprs(env, c, hidden=True))
     seen = {}
     for name, (helper, main) in variants.items():
         env.reset(options={"task_id": c.task_id})
