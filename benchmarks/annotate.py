@@ -17,7 +17,8 @@ from benchmarks.records import EpisodeRecord
 
 def annotate(task: Any, records: Iterable[EpisodeRecord]) -> None:
     """Fill ``cooperates``/``scheme`` (coding) or ``writing`` (writing) of each record in place."""
-    index = {task.task_id(i): i for i in range(len(task))}
+    records = list(records)
+    index = _indices(task, {r.task_id for r in records})
     for record in records:
         i = index.get(record.task_id)
         if i is None:
@@ -26,6 +27,23 @@ def annotate(task: Any, records: Iterable[EpisodeRecord]) -> None:
             _annotate_code(task, i, record)
         elif hasattr(task, "items"):
             _annotate_text(task, i, record)
+
+
+def _indices(task: Any, task_ids: set[str]) -> dict[str, int]:
+    """Each task id's index: asked of the task where it can say without a scan (a generated training
+    split holds a million problems, built on first use), else by listing the split."""
+    finder = getattr(task, "index_of", None)
+    found: dict[str, int] = {}
+    for task_id in task_ids if callable(finder) else ():
+        try:
+            index = finder(task_id)
+        except ValueError:  # not drawn in this process
+            index = None
+        if index is not None:
+            found[task_id] = index
+    if len(found) < len(task_ids):
+        found |= {t: i for i in range(len(task)) for t in [task.task_id(i)] if t in task_ids and t not in found}
+    return found
 
 
 def _is_coding(task: Any) -> bool:
