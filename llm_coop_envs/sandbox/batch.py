@@ -12,6 +12,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -28,25 +29,45 @@ OnResult = Callable[[int, ExecutionResult], None]
 
 
 @dataclass
+class Request:
+    """One job's request, ready for a warm interpreter: its frames, how long it may run, and how
+    its facts (or the crash of the interpreter that ran it) become the job's result."""
+
+    frame: bytes
+    timeout_s: float
+    build: Callable[[dict, tuple[str, ...]], Any]
+    """(facts, the worker's isolation) -> the job's result."""
+    crashed: Callable[[str], Any]
+    """(why the warm interpreter failed) -> the job's result."""
+
+
+Prepare = Callable[[Any], "Request | Any"]
+"""A job -> its Request, or its result when it needs no sandbox (rejected up front)."""
+
+
+@dataclass
 class _Item:
     index: int
-    frame: bytes
-    n_tests: int
+    request: Request
     sent: float = 0.0
+
+    @property
+    def frame(self) -> bytes:
+        return self.request.frame
 
 
 class _Batch:
-    """Shared state of one run_tests_batch call: the jobs not yet taken and the results."""
+    """Shared state of one batch call: the jobs not yet taken and the results."""
 
-    def __init__(self, jobs: list, config: SandboxConfig, backend: str, pool: Pool,
-                 on_result: OnResult | None) -> None:
-        self.jobs, self.config, self.backend, self.pool = jobs, config, backend, pool
+    def __init__(self, jobs: list, prepare: Prepare, pool: Pool,
+                 on_result: Callable[[int, Any], None] | None) -> None:
+        self.jobs, self.prepare, self.pool = jobs, prepare, pool
         self.on_result = on_result
-        self.results: list[ExecutionResult | None] = [None] * len(jobs)
+        self.results: list[Any] = [None] * len(jobs)
         self._next = 0
         self._lock = threading.Lock()
 
-    def finish(self, index: int, result: ExecutionResult) -> None:
+    def finish(self, index: int, result: Any) -> None:
         self.results[index] = result
         if self.on_result is not None:
             self.on_result(index, result)
@@ -58,15 +79,29 @@ class _Batch:
                 if self._next >= len(self.jobs):
                     return None
                 index, self._next = self._next, self._next + 1
-            program, tests, entry_point, *rest = self.jobs[index]
-            context = rest[0] if rest else ""
-            tests = [tests] if isinstance(tests, str) else list(tests)
-            rejected = api.reject(program, tests, entry_point, self.config, context)
-            if rejected is not None:
-                self.finish(index, rejected)
+            prepared = self.prepare(self.jobs[index])
+            if not isinstance(prepared, Request):
+                self.finish(index, prepared)
                 continue
-            frames = api.encode_request(program, tests, entry_point, self.config, context)
-            return _Item(index, frames, len(tests))
+            return _Item(index, prepared)
+
+
+def _test_job(config: SandboxConfig, backend: str) -> Prepare:
+    """run_tests_batch's jobs: (program, tests, entry_point[, context])."""
+    def prepare(job: api.Job) -> Request | ExecutionResult:
+        program, tests, entry_point, *rest = job
+        context = rest[0] if rest else ""
+        tests = [tests] if isinstance(tests, str) else list(tests)
+        rejected = api.reject(program, tests, entry_point, config, context)
+        if rejected is not None:
+            return rejected
+        n_tests = len(tests)
+        return Request(
+            api.encode_request(program, tests, entry_point, config, context), config.timeout_s,
+            lambda facts, isolation: outcome.build(facts, n_tests, config.timeout_s,
+                                                   config.test_timeout_s, backend, isolation),
+            lambda why: failure("crashed", n_tests, "SandboxError", why, backend=backend))
+    return prepare
 
 
 class _Lane:
@@ -104,20 +139,18 @@ class _Lane:
         return self.retry.popleft() if self.retry else self.batch.take()
 
     def _pump(self, worker: Worker) -> None:
-        config = self.batch.config
         answered = time.monotonic()
         while True:
             self._fill(worker)
             if not self.in_flight:
                 return
             # The oldest request starts once the one before it was answered (or when sent).
-            deadline = max(answered, self.in_flight[0].sent) + config.timeout_s + HOST_GRACE_S
+            oldest = self.in_flight[0]
+            deadline = max(answered, oldest.sent) + oldest.request.timeout_s + HOST_GRACE_S
             facts = worker.receive(deadline)
             answered = time.monotonic()
             item = self.in_flight.popleft()
-            self.batch.finish(item.index, outcome.build(
-                facts, item.n_tests, config.timeout_s, config.test_timeout_s, self.batch.backend,
-                worker.isolation))
+            self.batch.finish(item.index, item.request.build(facts, worker.isolation))
 
     def _fill(self, worker: Worker) -> None:
         while len(self.in_flight) < QUEUE_DEPTH:
@@ -134,8 +167,7 @@ class _Lane:
             self.in_flight.append(item)
 
     def _crashed(self, item: _Item, exc: Exception) -> None:
-        self.batch.finish(item.index, failure("crashed", item.n_tests, "SandboxError", str(exc),
-                                              backend=self.batch.backend))
+        self.batch.finish(item.index, item.request.crashed(str(exc)))
 
 
 def run_tests_batch(jobs: Sequence[api.Job], config: SandboxConfig | None = None,
@@ -144,17 +176,23 @@ def run_tests_batch(jobs: Sequence[api.Job], config: SandboxConfig | None = None
     """run_tests over many (program, tests, entry_point[, context]) jobs on `workers` warm interpreters
     (default: all cores); results come back in the order of `jobs`. `on_result(index, result)`
     is called as each job finishes (e.g. to advance a progress bar)."""
+    config = config or api.DEFAULT_CONFIG
+    backend = backends.resolve(config.backend)
+    return run_batch(list(jobs), _test_job(config, backend), config, workers, on_result)
+
+
+def run_batch(jobs: list, prepare: Prepare, config: SandboxConfig, workers: int | None = None,
+              on_result: Callable[[int, Any], None] | None = None) -> list:
+    """Any kind of job (`prepare` makes its request) over `workers` warm interpreters of
+    `config`'s pool, results in the order of `jobs`."""
     workers = workers or api.cores()
     if workers < 1:
         raise ValueError(f"workers={workers}: use at least 1")
-    config = config or api.DEFAULT_CONFIG
-    jobs = list(jobs)
     if not jobs:
         return []
-    backend = backends.resolve(config.backend)
-    pool = get_pool(backend, config.preload_modules, config.max_file_mb,
+    pool = get_pool(backends.resolve(config.backend), config.preload_modules, config.max_file_mb,
                     max(workers, api.cores()))
-    batch = _Batch(jobs, config, backend, pool, on_result)
+    batch = _Batch(jobs, prepare, pool, on_result)
     lanes = min(workers, len(jobs))
     with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="sandbox-batch") as executor:
         for future in [executor.submit(_Lane(batch).run) for _ in range(lanes)]:

@@ -18,6 +18,11 @@ Each child gets a socket of its own to the judge, made just before its fork and 
 judge (SCM_RIGHTS) over this process's channel, which no child holds: a process left over from
 an earlier test cannot answer a later test's calls. This process sends each child's socket with
 one byte, CHILD, as it forks the child; the judge's commands are single bytes (serve()).
+
+A request may carry several programs, its variants (the coding envs' counterfactual runs, see
+_variants.py): this process compiles them all, and the judge's VARIANT command picks the one that
+the following tests' children run. Each child still runs one variant's program afresh for one
+test, forked from the same state as every other, so no variant finds anything another did.
 """
 
 from __future__ import annotations
@@ -25,11 +30,14 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import struct
 
 import _reap
 import _runner
 
 NEXT, MORE, LAST, CHILD, GO = b"n", b"m", b"l", b"c", b"g"
+VARIANT, PICKED = b"v", b"a"  # VARIANT and a 2-byte index; PICKED once a child forked ahead is gone
+INDEX = struct.Struct("!H")
 _SHM = "/dev/shm"
 
 
@@ -39,15 +47,28 @@ def serve(request: dict) -> None:
     that test's child is forked (and its socket sent) ahead, while the current test runs, and it
     runs nothing until the test before it has been swept (GO); LAST, the last test: this process
     runs it itself, on its own channel, once the last child has been swept (it would have had
-    no further use, and a fork is spared)."""
+    no further use, and a fork is spared); VARIANT, the variant the next children run: a child
+    forked ahead for the last one is killed (swept with the rest), then PICKED is sent."""
     _reap.become_subreaper()
     control = socket.socket(fileno=_runner.CHANNEL_FD)
     scratch = os.getcwd()
-    code = _runner.compiled(request["program"])
+    programs = _programs(request)
+    request, code = programs[0]
     can_list = None  # whether the kernel lists our children: asked when first needed
     current = upcoming = None
     while True:
         message = control.recv(1)
+        if message == VARIANT:
+            index = _read_index(control)
+            if index is None or index >= len(programs):
+                return  # not the judge's: end the run
+            if upcoming is not None:
+                os.kill(upcoming[0], signal.SIGKILL)
+                os.close(upcoming[1])
+                upcoming = None
+            request, code = programs[index]
+            control.sendall(PICKED)
+            continue
         if message == MORE:
             can_list = _children() is not None if can_list is None else can_list
             if can_list and upcoming is None:
@@ -67,6 +88,27 @@ def serve(request: dict) -> None:
             return
         current, upcoming = upcoming or _fork_child(request, code, control), None
         _go(current)
+
+
+def _programs(request: dict) -> list[tuple[dict, object]]:
+    """(the request as one variant's child sees it, its program compiled) for each variant; the
+    request itself when it has none. Compiling runs none of a program's code."""
+    variants = request.get("variants")
+    if not variants:
+        return [(request, _runner.compiled(request["program"]))]
+    base = {key: value for key, value in request.items() if key != "variants"}
+    return [({**base, "program": v["program"], "entry_point": v.get("entry_point")},
+             _runner.compiled(v["program"])) for v in variants]
+
+
+def _read_index(control: socket.socket) -> int | None:
+    data = b""
+    while len(data) < INDEX.size:
+        chunk = control.recv(INDEX.size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return INDEX.unpack(data)[0]
 
 
 def _fork_child(request: dict, code: object, control: socket.socket) -> tuple[int, int]:

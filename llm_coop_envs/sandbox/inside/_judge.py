@@ -35,6 +35,7 @@ import _compiled
 import _guard
 import _monitor
 import _protocol
+import _variants
 
 _STDLIB = frozenset(sys.stdlib_module_names)
 # The random module's state when the judge started (seeded from the OS once per warm
@@ -296,6 +297,8 @@ def judge(about: dict, fds: list[int], host_in: int, control: socket.socket) -> 
     channel, out, err, pidfd = fds
     session = _monitor.Session(about["pid"], {"channel": channel, "out": out, "err": err},
                                about["limits"], pidfd, lambda: _exit_status(control))
+    if about.get("variants") is not None:  # several programs, each judged as a run of its own
+        return _variants.judge(about, session, host_in)
     facts: dict = {"setup": None, "bind": None, "tests": [], "running": None, "done": False,
                    "marks": marks}
     tests = _protocol.read_frame(host_in)

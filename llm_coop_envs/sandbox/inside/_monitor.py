@@ -147,6 +147,14 @@ class Session:
         self.timed_out: str | None = None
         self.tampered: str | None = None
         self.exit_info: dict | None = None
+        # Requests of several programs (_variants.py): each variant is judged as a run of its own,
+        # on children of this run's first process; one that ends ends only its variant.
+        self.variants = False
+        self.final_variant = True  # only the last variant's last test may run in the first process
+        self.first_child = False  # the next child is its variant's first
+        self.picking = False  # VARIANT was sent, its answer not yet read
+        self.first_gone = False  # the run's first process is dead: no variant can run any more
+        self._first_status: int | None = None
 
     # -- frames --------------------------------------------------------------------------------
     def _frame(self, deadline: float, which: str, limit: int) -> dict | None:
@@ -189,7 +197,7 @@ class Session:
                 if not chunk and self._frame(deadline, which, limit) is None:
                     self._end()  # hung up: it exited (or closed the channel)
             elif self.pidfd in ready:
-                self._end()
+                self._end_run()
 
     def _pump(self, fd: int) -> None:
         chunk = os.read(fd, 1 << 16)
@@ -204,6 +212,11 @@ class Session:
         self.stop()
         raise RunOver(tampered or timed_out or "exited")
 
+    def _end_run(self) -> None:
+        """The run's first process is gone (or its channel is): so is every variant after this."""
+        self.first_gone = True
+        self._end()
+
     # -- what the judge asks -------------------------------------------------------------------
     def setup(self) -> dict:
         report = self.receive(self.run_deadline, "run", _MAX_SETUP_FRAME)
@@ -217,18 +230,42 @@ class Session:
         (the run forks its child ahead)."""
         if not self.alive:
             raise RunOver("the run is over")
+        self._drop_child()
+        last = last and self.final_variant
+        if self.variants and self.limits.get("stop_at_failure") and self.first_child:
+            # Most variants that stop at a failure stop at their first test (the stand-ins of the
+            # counterfactual runs): a child forked ahead for their second would be thrown away.
+            more = False
+        self.first_child = False
+        self._command(b"l" if last else b"nm" if more else b"n")  # _isolated's commands
+        if self.picking:
+            self._picked()
+        if last:
+            self.socket = self.channel
+            return
+        data, fds = self._control_message()
+        if data != b"c" or len(fds) != 1:  # _isolated.CHILD
+            for fd in fds:
+                os.close(fd)
+            self._end_run() if not data else self._end(tampered="unexpected data on the run's channel")
+        self.socket = fds[0]
+
+    def _drop_child(self) -> None:
+        """Forgets the last test's process (its socket, what it sent and was sent ahead)."""
         if self.socket not in (-1, self.channel):
             os.close(self.socket)
         self.socket = -1
         self.buffer.clear()
         self.ahead.clear()  # a call its test never made: the process is gone
+
+    def _command(self, command: bytes) -> None:
         try:
-            self.control.send(b"l" if last else b"nm" if more else b"n")  # _isolated's commands
+            self.control.send(command)
         except OSError:
-            self._end()
-        if last:
-            self.socket = self.channel
-            return
+            self._end_run()
+
+    def _control_message(self) -> tuple[bytes, list[int]]:
+        """The run's first process's next message on its channel (a byte, maybe a descriptor)."""
         while True:
             left = self.run_deadline - time.monotonic()
             if left <= 0:
@@ -240,13 +277,53 @@ class Session:
             if self.control in ready:
                 break
             if self.pidfd in ready:
-                self._end()
-        data, fds, _, _ = socket.recv_fds(self.control, 1, 1)
-        if data != b"c" or len(fds) != 1:  # _isolated.CHILD
+                self._end_run()
+        try:
+            data, fds, _, _ = socket.recv_fds(self.control, 1, 1)
+        except OSError:  # reset: the first process died with something of ours unread
+            self._end_run()
+        return data, fds
+
+    # -- variants (_variants.py) ---------------------------------------------------------------
+    def begin_variant(self, index: int, final: bool, deadline: float) -> None:
+        """Starts judging the variant at `index` as a run of its own (its deadline, verdicts and
+        end); the run's first process then forks that variant's children. `final`: no variant
+        follows (its last test may run in the first process). RunOver when no variant can run
+        any more (the first process is gone) or the first process does not answer by `deadline`."""
+        self.variants, self.final_variant = True, final
+        self.start = time.monotonic()
+        self.run_deadline = min(self.start + self.limits["timeout_s"], deadline)
+        self.test_deadline, self.last_answer, self.calls = None, self.start, 0
+        self.timed_out = self.tampered = self.exit_info = None
+        self.first_child = True
+        self._drop_child()
+        self.alive = not self.first_gone
+        if not self.alive:
+            self.exit_info = _exit_info(self._first_exit_status())
+            raise RunOver("the run is over")
+        # _isolated.VARIANT and its index; the answer is read with the next child's (next_child),
+        # which saves a round trip per variant.
+        self._command(b"v" + struct.pack("!H", index))
+        self.picking = True
+
+    def _picked(self) -> None:
+        """Reads the first process's answer to VARIANT: a child forked ahead for the last variant
+        was dropped (its socket, sent before the answer, is closed unused)."""
+        self.picking = False
+        while True:
+            data, fds = self._control_message()
             for fd in fds:
                 os.close(fd)
-            self._end() if not data else self._end(tampered="unexpected data on the run's channel")
-        self.socket = fds[0]
+            if data == b"a":  # _isolated.PICKED
+                return
+            if data != b"c":
+                self._end_run() if not data else self._end(tampered="unexpected data on the run's channel")
+
+    def variant_facts(self) -> dict:
+        """The facts of the variant just judged (the run's first process lives on)."""
+        self.stop()
+        return {"timed_out": self.timed_out, "tampered": self.tampered, "exit": self.exit_info,
+                "duration_s": time.monotonic() - self.start}
 
     def _nothing_unasked(self) -> None:
         """Before a request: the run has answered everything it was asked, so any byte waiting
@@ -314,14 +391,15 @@ class Session:
             return False
         if not fresh:
             self._nothing_unasked()
+        self.in_call = True
+        try:
+            if not self._send(_HEADER.pack(len(body)) + body, self.run_deadline, "run", fresh):
+                return False
+        finally:
+            self.in_call = False
         for key in keys:
             self.calls += 1
             self.ahead.append((self.calls, key))
-        self.in_call = True
-        try:
-            self._send(_HEADER.pack(len(body)) + body, self.run_deadline, "run")
-        finally:
-            self.in_call = False
         self.last_answer = time.monotonic()
         return True
 
@@ -350,7 +428,10 @@ class Session:
             self._end(tampered="an answer out of order")
         return answer
 
-    def _send(self, data: bytes, deadline: float, which: str) -> None:
+    def _send(self, data: bytes, deadline: float, which: str, fresh: bool = False) -> bool:
+        """Writes a frame to the run; False, with `fresh`, when a child that has not been heard
+        from yet has gone (a program that failed to load exits right after its report, which is
+        still there to read: its setup, not this write, then says how the run went)."""
         view = memoryview(data)
         while view:
             left = deadline - time.monotonic()
@@ -364,9 +445,12 @@ class Session:
                 try:
                     view = view[os.write(self.socket, view):]
                 except OSError:
+                    if fresh:
+                        return False
                     self._end()
             elif self.pidfd in ready:
-                self._end()
+                self._end_run()
+        return True
 
     def budget(self) -> float:
         """Seconds the current test has left (the run's own alarm for a call)."""
@@ -402,8 +486,19 @@ class Session:
         if not self.alive:
             return
         self.alive = False
+        if self.variants and self.socket != self.channel and not self.first_gone:
+            # Only this variant's child ends: the first process kills it (SIGKILL) and sweeps
+            # what it started before the next child runs; the other variants go on.
+            self.exit_info = self.exit_info or {"signal": "SIGKILL"}
+            return
         self._kill()
-        self.exit_info = self.exit_info or _exit_info(self.exit_status())
+        self.exit_info = self.exit_info or _exit_info(self._first_exit_status())
+
+    def _first_exit_status(self) -> int:
+        """The first process's wait status (asked of the forking side once: it reaps it)."""
+        if self._first_status is None:
+            self._first_status = self.exit_status()
+        return self._first_status
 
     def _kill(self) -> None:
         try:
@@ -412,8 +507,8 @@ class Session:
             pass
 
     def facts(self) -> dict:
-        if self.alive:  # a normal end: kill it, but leave its teardown (and reaping) to the
-            self.alive = False  # warm interpreter, after the host has its answer
+        if self.alive or self.variants:  # a normal end: kill it, but leave its teardown (and
+            self.alive = False  # reaping) to the warm interpreter, after the host has its answer
             self._kill()
         self._drain_outputs()
         for fd in self.fds:
