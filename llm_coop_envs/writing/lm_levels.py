@@ -50,7 +50,7 @@ from llm_coop_envs.writing import text_metrics as tm
 from llm_coop_envs.writing.lm import LanguageModel, Request, TokenScores, prompts
 from llm_coop_envs.writing.outcome import LevelOutcome
 from llm_coop_envs.writing.reward import (
-    PairScore, PairTexts, _coherence, _length_ratio, _order, _structure_gates, _style,
+    PairScore, PairTexts, coherence_level, length_ratio_level, _order, _structure_gates, style_level,
 )
 from llm_coop_envs.writing.rouge import rouge_mean
 from llm_coop_envs.writing.text_gates import describe, failed_gate_credit, passing_roles, text_gates
@@ -108,13 +108,13 @@ def requests_if_scored(pair: PairTexts, config: LevelConfig) -> list[Request]:
     skeletal, tokens = _skeletal(pair)
     metrics: dict = {}
     if _pair_gate(pair, skeletal, tokens, config, metrics) is not None:
-        return _credit_requests(pair, config, text_gates(pair, config)) if config.lm.failed_gate_credit > 0 else []
-    if not _length_ratio(pair, tokens, config, metrics).passed:
+        return credit_requests(pair, config, text_gates(pair, config)) if config.lm.failed_gate_credit > 0 else []
+    if not length_ratio_level(pair, tokens, config, metrics).passed:
         return []
     return requests(pair, _order_suspect(metrics))
 
 
-def _credit_requests(pair: PairTexts, config: LevelConfig, gates: dict[str, dict[str, bool]]) -> list[Request]:
+def credit_requests(pair: PairTexts, config: LevelConfig, gates: dict[str, dict[str, bool]]) -> list[Request]:
     """Each text that passes its own gates, alone and after the source (two rows per text; the first
     is the same row :func:`requests` asks for the text alone, so a cache serves both)."""
     if config.lm.credit_pmi is None:
@@ -160,7 +160,8 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
     metrics: dict[str, Any] = {"words": {role: len(t) for role, t in zip(pair.roles, tokens)}}
     gate = _pair_gate(pair, skeletal, tokens, config, metrics)
     if gate is not None:
-        return PairScore((_gate_credit(gate, pair, config, lm, metrics),), None, metrics, names, gated=True)
+        credit = gate_credit(gate, pair, text_gates(pair, config), config, lm, metrics)
+        return PairScore((credit,), None, metrics, names, gated=True)
     rouge = None
     if reference is not None and reference.strip():
         rouge = rouge_mean(pair.texts[0], reference)
@@ -170,10 +171,10 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
         "grounding": lambda: grounding_level(pair, scores, check, metrics),
         "consistency": lambda: consistency_level(pair, check, metrics),
         "complementarity": lambda: complementarity_level(pair, scores, check, metrics),
-        "style": lambda: _style(skeletal, tokens, config, metrics),
-        "coherence": lambda: _coherence(tokens, config, metrics),
+        "style": lambda: style_level(skeletal, tokens, config, metrics),
+        "coherence": lambda: coherence_level(tokens, config, metrics),
     }
-    levels = [_length_ratio(pair, tokens, config, metrics)]
+    levels = [length_ratio_level(pair, tokens, config, metrics)]
     # The model reads a pair only when its structure passed (a length ratio out of band stops here too).
     scores = model_scores(pair, lm, _order_suspect(metrics)) if levels[0].passed else []
     factor = 1.0
@@ -191,18 +192,17 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
     return PairScore(tuple(levels), rouge, metrics, names)
 
 
-def _gate_credit(gate: LevelOutcome, pair: PairTexts, config: LevelConfig, lm: LanguageModel,
-                 metrics: dict) -> LevelOutcome:
-    """The failed structure level, with the credit for each text's gates passed and, for a text that passes
-    them all, for being about its source (``-v4`` on; :mod:`.text_gates`)."""
+def gate_credit(gate: LevelOutcome, pair: PairTexts, gates: dict[str, dict[str, bool]], config: LevelConfig,
+                lm: LanguageModel, metrics: dict) -> LevelOutcome:
+    """The failed structure level, with the credit for each text's gates passed (``gates``: role -> gate ->
+    passed) and, for a text that passes them all, for being about its source (``-v4`` on; :mod:`.text_gates`)."""
     check = config.lm
     if check.failed_gate_credit <= 0.0:
         return gate
-    gates = text_gates(pair, config)
     metrics["gates_failed"] = {role: [name for name, ok in passed.items() if not ok] for role, passed in gates.items()}
     passing = passing_roles(gates)
     grounded = dict.fromkeys(passing, 1.0)
-    asked = _credit_requests(pair, config, gates)
+    asked = credit_requests(pair, config, gates)
     if asked:
         raw = lm.score(asked)
         pmi = {role: (raw[2 * k + 1].total - raw[2 * k].total) / max(len(raw[2 * k]), 1) for k, role in enumerate(passing)}

@@ -99,10 +99,10 @@ def score_pair(pair: PairTexts, config: LevelConfig, reference: str | None = Non
     later = {
         "grounding": lambda: grounding_level(pair.roles, tokens, _profile(pair), config, metrics, pair.source_name),
         "complementarity": lambda: complementarity_level(pair.roles, tokens, _profile(pair), config, metrics, pair.source_name),
-        "style": lambda: _style(pair, tokens, config, metrics),
-        "coherence": lambda: _order(pair, config, metrics) or _coherence(tokens, config, metrics),
+        "style": lambda: style_level(pair, tokens, config, metrics),
+        "coherence": lambda: _order(pair, config, metrics) or coherence_level(tokens, config, metrics),
     }
-    levels = [_length_ratio(pair, tokens, config, metrics)]
+    levels = [length_ratio_level(pair, tokens, config, metrics)]
     grounded = 1.0
     for name in names[1:]:
         if not levels[-1].passed:
@@ -203,7 +203,7 @@ def _copied(pair: PairTexts, tokens, config: LevelConfig, metrics: dict) -> list
     ]
 
 
-def _length_ratio(pair: PairTexts, tokens, config: LevelConfig, metrics: dict) -> LevelOutcome:
+def length_ratio_level(pair: PairTexts, tokens, config: LevelConfig, metrics: dict) -> LevelOutcome:
     ratio = len(tokens[1]) / len(tokens[0])
     metrics["length_ratio"] = round(ratio, 4)
     band = config.length_ratio
@@ -214,7 +214,7 @@ def _length_ratio(pair: PairTexts, tokens, config: LevelConfig, metrics: dict) -
     return LevelOutcome("structure", score, True, f"Structure passed: {what}.")
 
 
-def _style(pair: PairTexts, tokens, config: LevelConfig, metrics: dict) -> LevelOutcome:
+def style_level(pair: PairTexts, tokens, config: LevelConfig, metrics: dict) -> LevelOutcome:
     similarity = tm.jaccard(tm.content_stems(tokens[0]), tm.content_stems(tokens[1]))
     metrics["overlap"] = round(similarity, 4)
     band = config.overlap
@@ -241,7 +241,7 @@ def _order(pair: PairTexts, config: LevelConfig, metrics: dict) -> LevelOutcome 
     return LevelOutcome("coherence", 0.0, False, "Coherence failed: " + "; ".join(problems) + ": keep the sentences in a logical order.")
 
 
-def _coherence(tokens, config: LevelConfig, metrics: dict) -> LevelOutcome:
+def coherence_level(tokens, config: LevelConfig, metrics: dict) -> LevelOutcome:
     joint = list(tokens[0]) + ["\n"] + list(tokens[1])  # the separator stops phrases spanning both texts
     found = tm.transitions(joint)
     categories = sorted({category for _, category in found})

@@ -20,6 +20,8 @@ from llm_coop_envs.writing.grounding import Salience, SourceProfile
 from llm_coop_envs.writing.items import Item
 from llm_coop_envs.writing.grader import Grades, WritingGrader
 from llm_coop_envs.writing.lm import LanguageModel
+from llm_coop_envs.writing import chain
+from llm_coop_envs.writing.claims_judge import ClaimsJudge
 from llm_coop_envs.writing.lm_levels import requests_if_scored, score_pair_v3
 from llm_coop_envs.writing.reward import PairScore, PairTexts, gates_passed_by_role, score_pair
 from llm_coop_envs.writing.text_gates import text_gates
@@ -61,6 +63,7 @@ class WritingTask:
         grader: WritingGrader | None = None,
         reward_mode: str = "joint",
         language_model: Any = None,
+        claims_judge: ClaimsJudge | None = None,
     ) -> None:
         if not items:
             raise ValueError(f"The {spec.name} task needs at least one problem.")
@@ -81,6 +84,10 @@ class WritingTask:
             raise ValueError("language_model= is read by the -v3 rewards only; this config has no language-model levels.")
         self.lm = None if config.lm is None else LanguageModel.shared(language_model or config.lm.model)
         """The scoring model of ``-v3`` (loaded at the first scored step, shared by copies); None before ``-v3``."""
+        if claims_judge is not None and config.claims is None:
+            raise ValueError("claims_judge= is read by the -v5 rewards only; this config has no claim check.")
+        self.claims_judge = claims_judge
+        """``-v5``: an outside judge of the claims (off by default: the offline check reads them)."""
 
     def __len__(self) -> int:
         return len(self.items)
@@ -109,6 +116,8 @@ class WritingTask:
     def score(self, index: int, replies: Mapping[str, str]) -> PairScore:
         item = self.items[index]
         reference = item.reference if self.spec.uses_reference else None
+        if self.config.claims is not None:
+            return chain.score_pair_v5(self.pair(index, replies), self.config, self.lm, reference, self.claims_judge)
         if self.lm is not None:
             return score_pair_v3(self.pair(index, replies), self.config, self.lm, reference)
         return score_pair(self.pair(index, replies), self.config, reference)
@@ -125,7 +134,8 @@ class WritingTask:
     def prefetch(self, items: Sequence[tuple[int, Mapping[str, str]]]) -> None:
         """Score every text of these pairs with the model in one batched pass (the levels then read the cache)."""
         if self.lm is not None:
-            self.lm.score([r for index, replies in items for r in requests_if_scored(self.pair(index, replies), self.config)])
+            asked = chain.requests_if_scored if self.config.claims is not None else requests_if_scored
+            self.lm.score([r for index, replies in items for r in asked(self.pair(index, replies), self.config)])
 
     def profile(self, index: int) -> SourceProfile:
         """The source's weighted content words (built once per problem)."""

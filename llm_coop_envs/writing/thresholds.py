@@ -190,6 +190,36 @@ class LMCheck:
         return repeated_phrase_share(words, self.repeat_words)
 
 
+@dataclasses.dataclass(frozen=True)
+class ClaimsCheck:
+    """Settings of the ``-v5`` reward (:mod:`.chain`): each text's own gates (:mod:`.gates`) and the
+    consistency level read from the texts' claims against the source (:mod:`.claims`).
+
+    Precision first: a found disagreement costs a stated share and never stops the chain. Consistency is
+    1 − :attr:`contradiction_cost` per contradicted claim − :attr:`unsupported_cost` per unsupported claim (at
+    most :attr:`max_unsupported_cost` in all), at least 0; like ``-v4``'s it multiplies the three levels after
+    it, so one contradicted claim costs an honest pair at most 4 × 0.2 = 0.8 of 7 (11 %).
+    """
+
+    contradiction_cost: float = 0.2
+    """What one contradicted claim (polarity, roles, antonym, certainty or a value against the source) costs."""
+    unsupported_cost: float = 0.05
+    """What one claim the source does not support costs (a retelling infers and rephrases: kept small)..."""
+    max_unsupported_cost: float = 0.1
+    """...and all of them together at most (the project's genuine pairs have 5 unsupported claims on average)."""
+
+    def __post_init__(self) -> None:
+        for name in ("contradiction_cost", "unsupported_cost", "max_unsupported_cost"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ValueError(f"ClaimsCheck.{name} must be within [0, 1], got {value!r}.")
+
+    def consistency(self, contradicted: int, unsupported: int) -> float:
+        """The consistency score of a pair with these counts of found disagreements."""
+        unsupported_part = min(self.unsupported_cost * unsupported, self.max_unsupported_cost)
+        return max(0.0, 1.0 - self.contradiction_cost * contradicted - unsupported_part)
+
+
 def _word_bounds(name: str, bounds: Any) -> None:
     ok = (
         isinstance(bounds, tuple)
@@ -252,6 +282,9 @@ class LevelConfig:
     lm: LMCheck | None = None
     """The language-model levels (fluency, grounding by information, consistency, complementarity by
     information) of ``-v3``; None: the word-level levels of ``-v1``/``-v2``."""
+    claims: ClaimsCheck | None = None
+    """``-v5``: text normalised before every gate, each text's gates defined once (:mod:`.gates`) and
+    consistency read from claims (:mod:`.chain`); needs :attr:`lm`. None: the ``-v3``/``-v4`` chain."""
 
     def __post_init__(self) -> None:
         _word_bounds("first_words", self.first_words)
@@ -287,6 +320,8 @@ class LevelConfig:
             raise ValueError("The order check aligns sentences with the source: it needs the grounding level (on_source).")
         if self.lm is not None and not isinstance(self.lm, LMCheck):
             raise TypeError("LevelConfig.lm must be an LMCheck or None.")
+        if self.claims is not None and (not isinstance(self.claims, ClaimsCheck) or self.lm is None):
+            raise TypeError("LevelConfig.claims must be a ClaimsCheck (or None), and it needs the language-model levels (lm).")
         if not isinstance(self.weights, RewardWeights):
             raise TypeError("LevelConfig.weights must be a RewardWeights; use RewardWeights.coerce({...}).")
 
@@ -392,3 +427,16 @@ TLDR_V4_LEVELS = dataclasses.replace(TLDR_V3_LEVELS, lm=dataclasses.replace(
 ARXIV_V4_LEVELS = dataclasses.replace(ARXIV_V3_LEVELS, lm=dataclasses.replace(
     ARXIV_V3_LEVELS.lm, failed_gate_credit=0.4, credit_pmi=_CREDIT_PMI, max_repeated=0.3))
 """``arxiv_intro-v4``: ``arxiv_intro-v3`` with credit for the gates passed when a gate fails, and a gate on looping text."""
+
+# -v5: -v4's levels, and: every text normalised once (look-alike letters folded, invisible characters removed:
+# a text that had any fails a gate) before every gate, the claim check and the model; each text's gates defined
+# once (llm_coop_envs.writing.gates) with the gates of a text's job (chat-template tags, filler lines,
+# retractions, loops after removing stopwords, advice, review or the task restated instead of a retelling);
+# consistency from the texts' claims against the source (llm_coop_envs.writing.claims), a disagreement costing a
+# stated share and never stopping the chain. Why each number: docs/envs/claims.md and
+# benchmarks/results/writing_v5/.
+TLDR_V5_LEVELS = dataclasses.replace(TLDR_V4_LEVELS, claims=ClaimsCheck())
+"""``tldr-v5``: ``tldr-v4`` with normalised text, each text's job checked and claims checked against the post."""
+
+ARXIV_V5_LEVELS = dataclasses.replace(ARXIV_V4_LEVELS, claims=ClaimsCheck())
+"""``arxiv_intro-v5``: ``arxiv_intro-v4`` with normalised text, each text's job checked and claims checked against the abstract."""

@@ -1,0 +1,91 @@
+"""The -v5 reward's gates and consistency, offline (the claims extra; no language model).
+
+The model-read levels of -v5 are those of -v4; the hostile table measures the whole chain
+(benchmarks/results/writing_v5/hostile.md)."""
+
+import dataclasses
+
+import pytest
+
+pytest.importorskip("spacy")
+pytest.importorskip("pint")
+
+from benchmarks.writing import hostile_facts  # noqa: E402
+from benchmarks.writing.hostile import cases  # noqa: E402
+from llm_coop_envs.writing import gates  # noqa: E402
+from llm_coop_envs.writing.chain import consistency_level, gated  # noqa: E402
+from llm_coop_envs.writing.reward import PairTexts  # noqa: E402
+from llm_coop_envs.writing.thresholds import (  # noqa: E402
+    ARXIV_V4_LEVELS, ARXIV_V5_LEVELS, TLDR_V4_LEVELS, TLDR_V5_LEVELS, ClaimsCheck,
+)
+
+CONFIGS = {"tldr": TLDR_V5_LEVELS, "arxiv": ARXIV_V5_LEVELS}
+
+
+def _pair(task, task_id, texts):
+    index = next(i for i in range(len(task)) if task.task_id(i) == task_id)
+    return dataclasses.replace(task.pair(index, dict(zip(task.agents, texts))), profile=task.profile(index))
+
+
+@pytest.fixture(scope="module")
+def all_cases(genuine):
+    return {kind: (task, cases(kind, task)) for kind, (task, _) in genuine.items()}
+
+
+def test_v4_settings_are_unchanged_by_v5():
+    assert TLDR_V4_LEVELS.claims is None and ARXIV_V4_LEVELS.claims is None
+    assert dataclasses.replace(TLDR_V5_LEVELS, claims=None) == TLDR_V4_LEVELS
+
+
+@pytest.mark.parametrize("kind", ["tldr", "arxiv"])
+def test_every_genuine_pair_passes_every_gate(all_cases, kind):
+    task, found = all_cases[kind]
+    for task_id, case in found:
+        assert gated(_pair(task, task_id, case.genuine), CONFIGS[kind]).failed() is None, task_id
+
+
+@pytest.mark.parametrize("family, gate", [
+    ("zero-width copy", "visible"), ("look-alike copy", "copy"), ("chat tag on both", "tags"),
+    ("filler line on both", "filler"), ("retraction appended", "retraction"), ("advice instead", "retelling"),
+    ("review instead", "retelling"), ("loop varying a stopword", "loops"),
+])
+def test_each_job_family_fails_its_gate_on_every_source(all_cases, family, gate):
+    for kind, (task, found) in all_cases.items():
+        for task_id, case in found:
+            table = gated(_pair(task, task_id, hostile_facts.FAMILIES[family](case)), CONFIGS[kind]).table
+            assert any(not by_gate[gate] for by_gate in table.values()), (kind, task_id)
+
+
+def test_the_pair_message_and_each_roles_table_are_one_evaluation(all_cases):
+    task, found = all_cases["tldr"]
+    task_id, case = found[0]
+    result = gated(_pair(task, task_id, hostile_facts.FAMILIES["chat tag on both"](case)), TLDR_V5_LEVELS)
+    failed = {role: [name for name, ok in table.items() if not ok] for role, table in result.table.items()}
+    assert all("tags" in names for names in failed.values())
+    message = result.failed().message
+    assert message.count("chat-template tags") == 2
+    assert message.count("; the ") + 1 == sum(len(names) for names in failed.values())
+
+
+def test_any_string_passes_through_the_gates_without_raising():
+    for text in ["", "\u200d" * 50, "<|im_end|>" * 100, "a " * 5000, "\x00\ud800", "?" * 300]:
+        pair = PairTexts(("tldr", "detail"), (text, text), "A short source. It says one thing.", "post")
+        assert gated(pair, TLDR_V5_LEVELS).failed() is not None
+
+
+def test_one_disagreement_costs_its_stated_share_and_never_stops_the_chain():
+    check = ClaimsCheck()
+    assert check.consistency(1, 0) == pytest.approx(1 - check.contradiction_cost)
+    assert check.consistency(0, 50) == pytest.approx(1 - check.max_unsupported_cost)
+    source = ("My sister and I share a flat. My roommate Jake keeps eating my food even though I asked him twice to "
+              "stop. The heater has been broken for two weeks.")
+    texts = ("I share a flat with my sister.", "It is unlikely that Jake eats my food. The heater has been broken for two weeks.")
+    pair = PairTexts(("tldr", "detail"), texts, source, "post")
+    metrics = {}
+    outcome = consistency_level(pair, TLDR_V5_LEVELS, metrics)
+    assert outcome.passed and outcome.score == pytest.approx(1 - check.contradiction_cost)
+    assert metrics["claims"]["counts"]["contradicted"] == 1 and "Jake" in outcome.message
+
+
+def test_gate_names_are_the_table():
+    assert list(gates.GATES)[:2] == ["visible", "length"] and len(gates.GATES) == len(set(gates.GATES))
