@@ -8,7 +8,8 @@ invisible character. The gates, in the order feedback names them:
 
 - ``visible``: no zero-width or other invisible character;
 - ``length``: words within the role's bounds; ``distinct``: not looping on a few words; ``prose``: enough
-  function words; ``copy`` and ``copy_in_order``: not copied from the source, whole or with words left out;
+  function words; ``copy`` and ``copy_in_order``: not copied from the source, whole or (a text of at least
+  :attr:`LMCheck.min_content_words` content words) with words left out;
 - ``alphabet``: no word mixes alphabets; ``template``: not one repeated sentence frame; ``finished``: ends
   where a sentence can end; ``repeats``: does not say a long phrase again and again; ``loops``: does not
   say the same run of content words again however its stopwords vary; ``own_words``: does not string the
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from llm_coop_envs.writing import facts, text_jobs
 from llm_coop_envs.writing import text_metrics as tm
 from llm_coop_envs.writing.grounding import SourceProfile, function_word_share, in_order_share
+from llm_coop_envs.writing.lexicon import STOPWORDS
 from llm_coop_envs.writing.normalise import fold, invisible
 from llm_coop_envs.writing.order import SourceSentences, concordance, dangling_opener
 from llm_coop_envs.writing.thresholds import LevelConfig
@@ -100,6 +102,10 @@ def copy(text: Text) -> str | None:
 
 
 def copy_in_order(text: Text) -> str | None:
+    # As own_words: a short text (an author's one-line TL;DR) may retell a source sentence in its words and
+    # order; the copy gate still catches it word for word. Hand-written honest TL;DRs of 13 words failed here.
+    if sum(word not in STOPWORDS for word in text.words) < text.config.lm.min_content_words:
+        return None
     share, most = in_order_share(text.words, _source_words(text)), text.config.max_in_order_share
     return None if share <= most else (f"copies the {text.source_name} with words left out ({share:.0%} of its words appear "
                                        f"there in the same order; at most {most:.0%}): write in your own words")
