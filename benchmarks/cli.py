@@ -2,7 +2,7 @@
 
     llm-coop eval coop_basics-v2 -n 10 --methods single,concat,sequential,discussion,env
     llm-coop eval coop_basics-v2 --methods single,env --checkpoint magrpo=runs/cpu-demo
-    llm-coop eval tldr-v4 -n 4 --problems 20 --scripted replies.json     # fixed replies: no policy model
+    llm-coop eval tldr-v5 -n 4 --problems 20 --scripted replies.json     # fixed replies: no policy model
 """
 
 from __future__ import annotations

@@ -125,6 +125,8 @@ def _step(env: Any, replies: Mapping[str, str]) -> dict[str, Any]:
     except RuntimeError as error:
         if type(error).__name__ == "LanguageModelUnavailable":
             raise Unavailable(f"no language model here ({' '.join(str(error).split())[:160]})") from None
+        if type(error).__name__ == "ParserUnavailable":  # the -v5 writing envs' claim check (the claims extra)
+            raise Unavailable(f"no claims parser here ({' '.join(str(error).split())[:160]})") from None
         raise
     return {
         "rewards": {agent: round(float(value), 4) for agent, value in rewards.items()},

@@ -1,4 +1,4 @@
-"""# arXiv introduction (`arxiv_intro-v4`)
+"""# arXiv introduction (`arxiv_intro-v5`)
 
 Two writers expand one arXiv abstract into an introduction: `background` writes the background
 and motivation paragraph(s), `method` writes the methods and implications part. Both see the
@@ -6,7 +6,7 @@ abstract; neither sees the other's text in the first turn.
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("arxiv_intro-v4", split="train")  # 0704.0460 is a training problem
+env = llm_coop_envs.make("arxiv_intro-v5", split="train")  # 0704.0460 is a training problem
 observations, infos = env.reset(seed=0, options={"task_id": "0704.0460"})
 observations, rewards, terminations, truncations, infos = env.step({"background": "...", "method": "..."})
 ```
@@ -19,7 +19,7 @@ observations, rewards, terminations, truncations, infos = env.step({"background"
 | Reward | joint, the same for both agents; levels below, maximum 7.0 (8.0 with a grader) |
 | Data | `OpenMLRL/arXiv_abstract` on the Hub (`article_id`, `abstract_text`), offline `arxiv_abstracts.jsonl` (1,132 abstracts with `id`, `title`, `abstract`) |
 | Problem ids | the arXiv id (`0704.0460`); rows without an id: `arxiv/<row position>` |
-| Needs | torch and transformers (`pip install 'llm-coop-envs[train]'`) and the default model on disk (`llm-coop pull-model`): a small language model reads the texts |
+| Needs | torch and transformers (`pip install 'llm-coop-envs[train]'`) and the default model on disk (`llm-coop pull-model`): a small language model reads the texts; the `claims` extra (`pip install 'llm-coop-envs[claims]'`) checks their claims |
 
 ## Reward (`reward="levels"`)
 
@@ -27,12 +27,14 @@ Gated levels, run in order; **a failed level stops the scoring** (later levels s
 in [0, 1] times its weight (`reward_weights`, default 1 each); the total is the sum of the
 components, which `infos[agent]["reward_components"]` lists as `structure`, `fluency`, `grounding`,
 `consistency`, `complementarity`, `style`, `coherence` (and `grader`). The levels are those of
-[`tldr-v4`](tldr.md) (`llm_coop_envs.writing.lm_levels`), read for this task's roles:
+[`tldr-v5`](tldr.md) (`llm_coop_envs.writing.chain`), read for this task's roles; both texts and the
+abstract are normalised once before every gate, the claim check and the model:
 
-1. **structure**: the gates, the sentence order included (both texts must end in a finished
-   sentence), then the length ratio words(`method`) / words(`background`) (similar length). A pair
-   that fails a gate still earns a small credit for the gates its texts pass, and a text that loops
-   on a phrase fails (both from v4, as in [`tldr-v4`](tldr.md));
+1. **structure**: each text's own gates, as in [`tldr-v5`](tldr.md) (invisible characters, copying,
+   loops, the sentence order, both texts ending in a finished sentence, and each text's job: no
+   chat-template tag, filler line or retraction, a retelling rather than advice, a review or the task
+   restated), then the length ratio words(`method`) / words(`background`) (similar length). A pair
+   that fails a gate still earns a small credit for the gates its texts pass;
 2. **fluency**: each text's mean log-probability per token under the model, in a band (and a `method`
    text running against the abstract's order that reads better reversed fails);
 3. **grounding**: the pointwise mutual information of each text with the abstract (title included),
@@ -40,8 +42,10 @@ components, which `infos[agent]["reward_components"]` lists as `structure`, `flu
    the **roles by halves**: each half of the `method` text must be explained by the abstract about as
    much as the better-explained half of the `background` text or more (the background brings context
    throughout, the methods part reports the abstract throughout; crossed halves fail);
-4. **consistency**: numbers the abstract does not state (in either text), names it does not mention
-   (in the `method` text only: a background may name the field's prior work), flipped statements;
+4. **consistency**: the claims of both texts against the abstract's ([Claims against the source](claims.md)):
+   a fifth of the level per contradicted claim, a small capped share per unsupported one; a disagreement
+   never stops the chain (a background that brings the field's context makes unsupported claims: they
+   cost little);
 5. **complementarity**: what the `background` text explains of the `method` text (a restatement
    fails), times the role gap: the abstract must explain the `method` text at least as much as the
    `background` text (PMI(method) − PMI(background) ≥ 0 for full credit; swapped roles fail);
@@ -63,11 +67,12 @@ full credit. `infos[agent]["feedback"]` names the failed level and the numbers;
 | `split` | `"train"` | `"train"` (rows 0–905), `"test"` (rows 906–1131) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows with `abstract_text` (or `abstract`), optional `article_id` (or `id`) and `title` |
 | `reward` | `"levels"` | or a function `f(replies, context)`, alone or in a weighted list with `"levels"`: see [Custom rewards](rewards.md) |
-| `reward_config` | `ARXIV_V4_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
+| `reward_config` | `ARXIV_V5_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 | a `RewardWeights` or a dict such as `{"coherence": 0.5}` |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
-| `grader` | `None` | a dict of `GraderConfig` options or a `WritingGrader` (see `tldr-v4`) |
-| `language_model` | `None` | the scoring model of the `-v3` levels (see `tldr-v4`) |
+| `grader` | `None` | a dict of `GraderConfig` options or a `WritingGrader` (see `tldr-v5`) |
+| `claims_judge` | `None` | an outside judge of the claims (see `tldr-v5`); off: the offline parser reads them |
+| `language_model` | `None` | the scoring model of the `-v3` levels (see `tldr-v5`) |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |
 
 With a custom reward, `solved`, feedback and `details` still come from the levels
@@ -75,10 +80,13 @@ With a custom reward, `solved`, feedback and `details` still come from the level
 
 ## Version history
 
-- v4: v3, and a pair that fails a structure gate earns a credit for the gates each text passes, and
+- v5: v4 with the text normalised once, the gates of each text's job and consistency read from claims
+  against the abstract, as `tldr-v5`. Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env`.
+- v4 (deprecated; `make("arxiv_intro-v4")` warns): v3, and a pair that fails a structure gate earns a credit for the gates each text passes, and
   for a text that passes them all, for being about the abstract (at most 0.4 of the structure level's
   1.0), instead of 0, as `tldr-v4`. Every pair that passes the gates scores as on v3. Maximum 7.0.
-  Made by `llm_coop_envs.writing.arxiv_intro.env`.
+  Made by `llm_coop_envs.writing.arxiv_intro.env_v4`. Its hole: as `tldr-v4`'s (facts not read, text
+  not normalised, a text's job not checked, one false alarm stops the chain).
 - v3 (deprecated; `make("arxiv_intro-v3")` warns): a language model reads the texts (fluency, grounding by pointwise mutual information with the
   abstract, complementarity by what the background explains of the methods part, the role gap by
   PMI); consistency checks of numbers, names and negations; look-alike letters mapped before the
@@ -116,7 +124,10 @@ from llm_coop_envs.writing.factory import version_env
 from llm_coop_envs.writing.items import arxiv_item
 from llm_coop_envs.writing.prompts import background_prompt, method_prompt
 from llm_coop_envs.writing.task import WritingSpec
-from llm_coop_envs.writing.thresholds import ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS, ARXIV_V3_LEVELS, ARXIV_V4_LEVELS
+from llm_coop_envs.writing.thresholds import (
+    ARXIV_LEVELS, ARXIV_V1_LEVELS, ARXIV_V2_LEVELS, ARXIV_V3_LEVELS, ARXIV_V4_LEVELS,
+    ARXIV_V5_LEVELS,
+)
 
 SPEC = WritingSpec(
     name="arxiv_intro",
@@ -157,15 +168,26 @@ ARXIV_V3_HOLE = (
 )
 
 
-CURRENT = "arxiv_intro-v4"
+ARXIV_V4_HOLE = (
+    "arxiv_intro-v4 does not read the facts, normalise the text or check each text's job: hedged contradictions, quantities "
+    "in words with changed units, values swapped between slots, antonyms outside a short hand list, roles reversed and "
+    "certainty inflated keep 91-100 % of the genuine reward; the abstract copied with zero-width joiners or look-alike "
+    "letters 89-92 %; the task restated, advice or a review instead of a retelling, a retraction appended up to all of "
+    "it; and one false alarm on an honest pair stops the chain at consistency (an honest pair earns 2.7 of 7)."
+)
+
+
+CURRENT = "arxiv_intro-v5"
 """The current version's id: what ``env`` builds and what the older versions' warnings point to."""
 
-VERSION_LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS, "arxiv_intro-v3": ARXIV_V3_LEVELS, CURRENT: ARXIV_V4_LEVELS}
+VERSION_LEVELS = {"arxiv_intro-v0": ARXIV_LEVELS, "arxiv_intro-v1": ARXIV_V1_LEVELS, "arxiv_intro-v2": ARXIV_V2_LEVELS, "arxiv_intro-v3": ARXIV_V3_LEVELS, "arxiv_intro-v4": ARXIV_V4_LEVELS, CURRENT: ARXIV_V5_LEVELS}
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
 env = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS[CURRENT],
-                  "The ``arxiv_intro-v4`` environment; see the module docstring for the arguments.")
+                  "The ``arxiv_intro-v5`` environment; see the module docstring for the arguments.")
+env_v4 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v4"],
+                     "The deprecated ``arxiv_intro-v4`` environment (facts not read, text not normalised); warns with its hole.", ARXIV_V4_HOLE, CURRENT)
 env_v3 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v3"],
                      "The deprecated ``arxiv_intro-v3`` environment (a failed gate pays nothing); warns with its hole.", ARXIV_V3_HOLE, CURRENT)
 env_v2 = version_env(SPEC, "arxiv_abstracts", arxiv_item, VERSION_LEVELS["arxiv_intro-v2"],

