@@ -59,15 +59,10 @@ def serve(request: dict) -> None:
     while True:
         message = control.recv(1)
         if message == VARIANT:
-            index = _read_index(control)
-            if index is None or index >= len(programs):
+            picked = _pick(control, programs, upcoming)
+            if picked is None:
                 return  # not the judge's: end the run
-            if upcoming is not None:
-                os.kill(upcoming[0], signal.SIGKILL)
-                os.close(upcoming[1])
-                upcoming = None
-            request, code = programs[index]
-            control.sendall(PICKED)
+            (request, code), upcoming = picked, None
             continue
         if message == MORE:
             can_list = _children() is not None if can_list is None else can_list
@@ -99,6 +94,20 @@ def _programs(request: dict) -> list[tuple[dict, object]]:
     base = {key: value for key, value in request.items() if key != "variants"}
     return [({**base, "program": v["program"], "entry_point": v.get("entry_point")},
              _runner.compiled(v["program"])) for v in variants]
+
+
+def _pick(control: socket.socket, programs: list, upcoming: tuple[int, int] | None) -> tuple | None:
+    """VARIANT: the variant the judge names (None for an index out of range), once a child forked
+    ahead for the last one is killed (it is swept with the rest); PICKED tells the judge, after
+    that child's socket (sent when it was forked)."""
+    index = _read_index(control)
+    if index is None or index >= len(programs):
+        return None
+    if upcoming is not None:
+        os.kill(upcoming[0], signal.SIGKILL)
+        os.close(upcoming[1])
+    control.sendall(PICKED)
+    return programs[index]
 
 
 def _read_index(control: socket.socket) -> int | None:
