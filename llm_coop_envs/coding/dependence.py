@@ -22,6 +22,19 @@ joint run's duration (:func:`scaled_config`); a run stopped at it counts as fail
 its first hidden test that does not pass (the rest are not run): only "all passed" matters. The outcome is
 ``infos[agent]["details"]["helper_dependence"]``; it never reaches an observation.
 
+How they run (:func:`variant_requests`): the runs of a step are one sandbox request of variants
+(``llm_coop_envs.sandbox.variants``), aux alone first, then the stand-ins, then the pairings. Each
+variant is judged as a run of its own, every hidden test in a process of its own, forked from one
+confined run, so no program sees another's state; what one can do to the others is end the request's
+run early, which fails every later variant: with the pairings last, that only withholds the credit
+(a stand-in or aux alone that fails is the direction a main can always take, by telling a stand-in
+from ``aux``). A pairing whose program is the joint program itself (the reference pairs) is not run
+again: it would repeat the joint run, which passed every hidden test (:func:`reused`). Once a
+stand-in has timed out, the stand-ins after it are not run and count as timed out: a main that loops
+under every stand-in costs one stand-in's limit rather than twelve. (So a main that times out under
+one stand-in and would pass under a later one is paid as needing ``aux``; telling that stand-in from
+``aux`` is already enough to fail on purpose.)
+
 What the rule cannot see: on problems without an ``aux`` specification (HumanEval, MBPP,
 CoopHumanEval) there is no pairing, so a main that *checks* ``aux`` on a value no stand-in returns
 (``assert aux(3) == 4``) and then computes everything itself is paid as if it used ``aux``; and a
@@ -124,6 +137,46 @@ def dependence_jobs(problem: CodingProblem, program: Program, helper: ParsedRepl
         jobs[PAIRINGS[0]] = _paired_job(problem, parse_reply(reference_helper), main, tests)
         jobs[PAIRINGS[1]] = _paired_job(problem, helper, parse_reply(reference_main), tests)
     return jobs
+
+
+def joint_job(problem: CodingProblem, program: Program) -> Job:
+    """The joint program's scoring run, as a job of :func:`dependence_jobs`."""
+    return program.source, [t.source for t in problem.tests], problem.entry_point, problem.context
+
+
+def reused(jobs: Mapping[str, Job | None], joint: Job, joint_result: ExecutionResult) -> dict[str, ExecutionResult]:
+    """The runs that need not be made: a pairing whose program is the joint program itself (the
+    reference pairs, or a reply equal to its reference) would rerun the joint run, which passed
+    every hidden test, each in a process of its own: its result is the joint run's."""
+    return {name: joint_result for name in PAIRINGS if jobs.get(name) == joint}
+
+
+def variant_requests(jobs: Mapping[str, Job | None], done: Mapping[str, object],
+                     parts: int = 1) -> list[tuple[list[str], tuple]]:
+    """The runs still to make (not in ``done``) as sandbox requests of variants
+    (``llm_coop_envs.sandbox.variants``: every test of every variant in a process of its own, forked
+    from one confined run): for each request, its runs' names and its job (variants, tests, context,
+    skip_after_timeout); none when no run is left. All share the problem's hidden tests and context.
+    ``parts``: how many requests to split the runs into (consecutive, in the order below), so that
+    idle cores can run them side by side; each is a run of its own.
+
+    Their order: aux alone, the stand-ins, the pairings. A program that ends the request's run
+    early (the only way one variant reaches another) makes every later variant fail: with the
+    pairings last, that withholds the credit. Once a stand-in has timed out, the stand-ins after it
+    are not run and count as timed out (failing, the direction a main can always take by telling a
+    stand-in from ``aux``): a main that loops under every stand-in costs one stand-in's limit, not
+    twelve. Aux alone and the pairings always run, each with its own limit."""
+    order = [ALONE, *STAND_INS, *PAIRINGS]
+    names = [name for name in order if jobs.get(name) is not None and name not in done]
+    size = math.ceil(len(names) / max(1, parts)) if names else 1
+    return [_request(jobs, names[start:start + size]) for start in range(0, len(names), size)]
+
+
+def _request(jobs: Mapping[str, Job | None], names: list[str]) -> tuple[list[str], tuple]:
+    first = jobs[names[0]]
+    stand_ins = [i for i, name in enumerate(names) if name in STAND_INS]
+    skip = (stand_ins[0], stand_ins[-1] + 1) if stand_ins else None
+    return names, ([(jobs[n][0], jobs[n][2]) for n in names], first[1], first[3], skip)
 
 
 def decide(jobs: Mapping[str, Job | None], results: Mapping[str, ExecutionResult]) -> HelperDependence:

@@ -10,10 +10,12 @@ from typing import Any
 
 from llm_coop_envs.coding.agent_rewards import check_reward_mode, own_share, partner_reference
 from llm_coop_envs.coding.cooperation import analyse_helper_use
-from llm_coop_envs.coding.dependence import HelperDependence, decide, dependence_jobs, scaled_config
+from llm_coop_envs.coding.dependence import (HelperDependence, decide, dependence_jobs, joint_job, reused,
+                                             scaled_config, variant_requests)
 from llm_coop_envs.coding.feedback import agent_feedback
 from llm_coop_envs.coding.judgement import judgement
 from llm_coop_envs.coding.lazy import LazyProblems
+from llm_coop_envs.coding.pair_prompts import uses_pair_prompts
 from llm_coop_envs.coding.parsing import ParsedReply, parse_reply
 from llm_coop_envs.coding.problems import CodingProblem
 from llm_coop_envs.coding.program import Program, build_program
@@ -23,8 +25,12 @@ from llm_coop_envs.coding.rules import ScoringRules, scoring_rules
 from llm_coop_envs.core.reward import RewardResult
 from llm_coop_envs.core.task import Evaluation
 from llm_coop_envs.sandbox import ExecutionResult, SandboxConfig, run_tests, run_tests_batch
+from llm_coop_envs.sandbox.api import cores
+from llm_coop_envs.sandbox.variants import run_variants_batch
 
 ROLES = ("helper", "main")
+SPLIT_MAX = 2
+"""At most this many sandbox requests for one step's counterfactual runs (each costs a confined run)."""
 TEAMS = {"pair": ROLES, "single": ("main",)}
 
 
@@ -163,21 +169,26 @@ class CodingTask:
 
     def _with_dependence(self, verdicts: list[list[Verdict]], drafts: list[_Draft]) -> list[list[Verdict]]:
         """Under counterfactual rules, each verdict with its :class:`HelperDependence`: the stand-in,
-        pairing and aux-alone runs of every verdict that needs them, batched by their scaled limits."""
+        pairing and aux-alone runs of every verdict that needs them, one sandbox request of variants
+        per verdict, batched by their scaled limits."""
         if not self.rules.counterfactual:
             return verdicts
         flat = [v for vs in verdicts for v in vs]
         plans = {i: dependence_jobs(v.problem, v.program, d.helper, d.main)
                  for i, (v, d) in enumerate(zip(flat, drafts))
                  if v.needs_dependence_check and self.counterfactual}
-        groups: dict[SandboxConfig, list[tuple[int, str, Any]]] = {}
+        outcomes: dict[int, dict[str, ExecutionResult]] = {
+            i: reused(jobs, joint_job(flat[i].problem, flat[i].program), flat[i].result) for i, jobs in plans.items()}
+        # A step or two alone would leave cores idle behind one request each: split them.
+        parts = min(SPLIT_MAX, max(1, cores() // max(1, len(plans))))
+        groups: dict[SandboxConfig, list[tuple[int, list[str], Any]]] = {}
         for i, jobs in plans.items():
             config = scaled_config(self.sandbox or SandboxConfig(), flat[i].result.duration_s)
-            groups.setdefault(config, []).extend((i, name, job) for name, job in jobs.items() if job is not None)
-        outcomes: dict[int, dict[str, ExecutionResult]] = {i: {} for i in plans}
+            for request in variant_requests(jobs, outcomes[i], parts):
+                groups.setdefault(config, []).append((i, *request))
         for config, entries in groups.items():
-            for (i, name, _), result in zip(entries, self._run([job for _, _, job in entries], config)):
-                outcomes[i][name] = result
+            for (i, names, _), results in zip(entries, run_variants_batch([r for _, _, r in entries], config)):
+                outcomes[i].update(zip(names, results))
         done = [dataclasses.replace(v, dependence=decide(plans[i], outcomes[i]) if i in plans else HelperDependence())
                 for i, v in enumerate(flat)]
         it = iter(done)
@@ -212,7 +223,8 @@ class CodingTask:
         """Everything before the sandbox run: parsing, the assembled program, its sandbox jobs
         (``public``: also the public tests' own run, where the rules make one)."""
         problem = self.problems[index]
-        helper, main = parse_reply(helper_reply), parse_reply(main_reply)
+        one_block = uses_pair_prompts(problem)  # its prompts ask for one block: later ones are not code
+        helper, main = parse_reply(helper_reply, one_block), parse_reply(main_reply, one_block)
         program = build_program(problem, helper, main, aux_only=self.rules.counterfactual)
         jobs: tuple = ()
         if program.main_defined and program.syntax is None:
