@@ -4,7 +4,7 @@
 
 Trains the default model with MAGRPO at the bench's settings (1 problem per step, G = 4, at most 128
 new tokens per agent, LoRA r = 8) for ``--steps`` steps on each env in turn, in fresh processes one
-after the other, with the same seed and a learning rate of 0: both runs sample the same replies on the
+after the other, with the same seed and a learning rate of 1e-12 (the trainer refuses 0): both runs sample the same replies on the
 same problems, so the difference of their step times is what the reward costs. The first step of each
 run (model loads, caches fill) is left out. Prints the median step time per env (and rollout time, which
 holds the reward), the extra time and share of ``-v3`` over ``-v2``, and ``uptime`` before and after.
@@ -22,11 +22,15 @@ import tempfile
 from pathlib import Path
 
 
+LEARNING_RATE = 1e-12
+"""The trainer refuses a learning rate of 0; this one moves no weight far enough to change a sampled token."""
+
+
 def run(env_id: str, steps: int, seed: int, folder: Path) -> list[dict]:
     """Train ``steps`` steps on ``env_id`` in a fresh process; the per-step metrics."""
     command = [
         sys.executable, "-m", "trainers", "train", "--env", env_id, "--run-dir", str(folder), "--run-name", env_id,
-        f"steps={steps}", f"seed={seed}", "learning_rate=0.0", "group_size=4", "problems_per_step=1",
+        f"steps={steps}", f"seed={seed}", f"learning_rate={LEARNING_RATE}", "group_size=4", "problems_per_step=1",
         "sampling.max_new_tokens=128", "sampling.temperature=1.0", "eval_problems=0", "save_every=0",
     ]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)

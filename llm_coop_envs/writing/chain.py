@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from llm_coop_envs.writing import claims_judge, gates
+from llm_coop_envs.writing import claims_judge, facts, gates
 from llm_coop_envs.writing.lm import LanguageModel, Request
 from llm_coop_envs.writing.lm_levels import (
     complementarity_level, credit_requests, fluency_level, gate_credit, grounding_level, model_scores, requests,
@@ -129,12 +129,13 @@ def consistency_level(pair: PairTexts, config: LevelConfig, metrics: dict,
     """Each claim of either text against the source; passes unless the found disagreements take the whole
     level (a false alarm costs a stated share: it never stops the chain)."""
     contradicted, unsupported, judged_by = [], [], []
-    for role, text in zip(pair.roles, pair.texts):
+    for role, text, check_names in zip(pair.roles, pair.texts, config.lm.check_names):
         found = claims_judge.judged(text, pair.source, judge)
         judged_by.append("judge" if found.judged else "offline")
         if found.error:
             metrics.setdefault("claims_judge_error", found.error)
         contradicted += [f"{role}: {v.describe()}" for v in found.verdicts if v.kind == "contradicted"]
+        contradicted += [f"{role}: {problem}" for problem in _stated_values(text, pair.source, check_names)]
         unsupported += [f"{role}: {v.claim.sentence.strip()[:120]!r}" for v in found.verdicts if v.kind == "unsupported"]
     metrics["claims"] = {"contradicted": contradicted[:8], "unsupported": unsupported[:8],
                          "counts": {"contradicted": len(contradicted), "unsupported": len(unsupported)},
@@ -148,3 +149,15 @@ def consistency_level(pair: PairTexts, config: LevelConfig, metrics: dict,
         return LevelOutcome("consistency", score, True, f"Consistency passed: {what}{said}.")
     return LevelOutcome("consistency", 0.0, False,
                         f"Consistency failed: {what}{said}: state only what the {pair.source_name} says.")
+
+
+def _stated_values(text: str, source: str, check_names: bool) -> list[str]:
+    """``-v4``'s exact checks that kept their precision: each number written in digits and each name the source
+    never states, and names put in each other's place (names only for a role that must name only what the
+    source names). None of them flagged any of the 60 hand-written honest pairs; ``-v4``'s flipped-statement
+    check, which flagged 6 of 40, is left to the claims."""
+    found = [f"{number!r}: a number the source does not state" for number in facts.unknown_numbers(text, source)]
+    if check_names:
+        names = facts.unknown_names(text, source) + facts.swapped_names(text, source)
+        found += [f"{name!r}: a name the source does not mention, or two names swapped" for name in names]
+    return found
