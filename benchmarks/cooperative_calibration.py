@@ -16,6 +16,9 @@ does not call ``aux`` (main's reference with the family's most frequent fact inl
 
     python -m benchmarks.cooperative_calibration runs/calibration/v2_l4/episodes.jsonl --level 4
     python -m benchmarks.cooperative_calibration --blind 1200 --level 4
+
+The held-out families are calibrated on draws of their generators from the training stream
+(:func:`heldout_family_draws`), never on the ``heldout_families`` split itself.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ ENV_ID = "coop_procedural-v2"
 PROSE = "I will write the helper function aux for you."
 STUB = "```python\ndef aux(*a):\n    return None\n```"
 SPREAD_DRAWS = 2000
+HELDOUT_DRAWS_ID = "coop_procedural-v2-heldout-family-draws"
+"""The in-process id of :func:`heldout_family_draws` (never registered by the package)."""
 
 
 def make_env(split: str, level: int, env_id: str = ENV_ID):
@@ -43,6 +48,25 @@ def make_env(split: str, level: int, env_id: str = ENV_ID):
     if env_id == ENV_ID and env_id not in llm_coop_envs.registered_ids():  # until its calibration is done
         return env_v2(split=split, level=level)
     return llm_coop_envs.make(env_id, split=split, level=level)
+
+
+def heldout_family_draws(*, level: int = 4, problems: int = 96, **kwargs: Any):
+    """An env of the held-out families' problems drawn from the *training* stream (unregistered, for
+    calibration only): the same generators, levels and prompts as ``coop_procedural-v2``'s
+    ``heldout_families`` split, other draws, and none of that split's own problems (a draw equal to one
+    of them is left out), so calibrating on it evaluates no held-out problem. Register it in-process to
+    run ``llm-coop eval`` on it (the module's docstring)."""
+    from llm_coop_envs.coding.factory import coding_env
+    from llm_coop_envs.coding.procedural.build import SUITE
+    from llm_coop_envs.coding.procedural.env import PROMPTS_V2, env_v2
+    from llm_coop_envs.coding.procedural.families import HELDOUT_FAMILIES
+    from llm_coop_envs.coding.procedural.generate import TrainRows
+
+    held_out = env_v2(split="heldout_families", level=level).task
+    held_out_ids = {held_out.task_id(i) for i in range(len(held_out))}
+    draws = TrainRows(tuple(HELDOUT_FAMILIES), (level,), checks=True, prompts=PROMPTS_V2)
+    rows = [row for row in draws[:problems] if row["task_id"] not in held_out_ids]
+    return coding_env(SUITE, rows, split="all", name=HELDOUT_DRAWS_ID, rules="v2", **kwargs)
 
 
 def method_table(episodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -71,6 +95,23 @@ def rescored(env, episodes: Sequence[dict[str, Any]], helper_of) -> float:
     items = [(index, {"helper": helper_of(env.task.problems[index].row, e), "main": e["replies"]["main"]})
              for e in pair for index in [_index(env, e["task_id"])]]
     return sum(ev.solved for ev in env.task.evaluate_many(items)) / len(items)
+
+
+def rescored_episodes(env, episodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pair's episodes with their verdict re-made by ``env`` from the recorded replies (the replies
+    of an earlier run, scored by the env's current rules), as method ``env (re-scored)``."""
+    from llm_coop_envs.coding.dependence import solved_needing_helper
+
+    pair = [e for e in episodes if e["method"] == "env"]
+    items = [(_index(env, e["task_id"]), dict(e["replies"])) for e in pair]
+    out = []
+    for episode, ev in zip(pair, env.task.evaluate_many(items)):
+        info = {"solved": ev.solved, "details": ev.details}
+        uses = ev.details.get("helper_use") if isinstance(ev.details.get("helper_use"), dict) else {}
+        out.append({**episode, "method": "env (re-scored)", "solved": ev.solved,
+                    "components": dict(ev.reward.components), "helper_needed": solved_needing_helper(info),
+                    "cooperates": uses.get("calls_helper", episode.get("cooperates"))})
+    return out
 
 
 def _index(env, task_id: str) -> int:
@@ -164,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--env", default=ENV_ID, help="the env id the run evaluated")
     parser.add_argument("--split", default="train")
     parser.add_argument("--level", type=int, required=True)
+    parser.add_argument("--rescore", action="store_true",
+                        help="also score the pair's recorded replies under the env's current rules")
     parser.add_argument("--blind", type=int, default=0, help="score the best main without aux on N problems")
     args = parser.parse_args(argv)
     if args.blind:
@@ -173,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         episodes = read_episodes(args.episodes)
         has_pair = any(e["method"] == "env" for e in episodes)
         env = make_env(args.split, args.level, args.env)
+        if args.rescore and has_pair:
+            episodes = [*episodes, *rescored_episodes(env, episodes)]
         print(markdown(method_table(episodes), pair_figures(env, episodes) if has_pair else None))
     return 0
 

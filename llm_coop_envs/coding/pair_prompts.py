@@ -10,7 +10,13 @@ with the solo prompt, and the helper, shown main's whole problem, wrote main's f
 * **the helper sees only ``aux``'s contract and its fact**, written as the function to complete, never
   main's problem: it has nothing else to write, and its reply stays short;
 * **the single agent (``team="single"``) is shown the helper's fact too**, so one agent has all the
-  information the pair has.
+  information the pair has, and is told that its code must define ``aux`` where main's stated
+  expression calls it (told only that ``aux`` is "useful", the default model called it undefined and
+  solved none of 48 cooperative training problems);
+* **a reply's first code block is its code** (the prompts ask for one block; the env reads rows of this
+  set with :func:`~llm_coop_envs.coding.parsing.parse_reply`'s ``first_block``): the default model
+  repeats its answer block after block until the token cap cuts the last one, and a cut ``return x + 1``
+  of ``return x + 12`` still parses and, defined last, replaced the right one.
 
 A row names its prompt set in ``row["prompts"]``; rows without one get the default prompts
 (:mod:`llm_coop_envs.coding.prompts`), so no registered id's observations change.
@@ -49,10 +55,11 @@ def helper_prompt(problem: CodingProblem) -> str:
 
 def solo_prompt(problem: CodingProblem) -> str:
     fact = _fact(problem)
-    lines = [*_solo_head(problem), f"A useful helper function: {_contract(problem)}"]
-    if fact:
-        lines.append(f"What it needs to know: {fact}")
-    return "\n".join([*lines, _CODE_ONLY])
+    if not fact:  # nothing is hidden from main: the helper is optional, as under main's prompt
+        return "\n".join([*_solo_head(problem), f"A useful helper function: {_contract(problem)}", _CODE_ONLY])
+    # The stated expression calls aux, which nobody else writes here: say that it must be defined.
+    return "\n".join([*_solo_head(problem), f"Your code must also define the function it calls: {_contract(problem)}",
+                      f"What it needs to know: {fact}", _CODE_ONLY])
 
 
 def _solo_head(problem: CodingProblem) -> list[str]:

@@ -14,6 +14,10 @@ functions, or are cut off mid-block. The parser keeps what can run and remembers
    a decorator) so that the syntax level can report it, and dropped as prose otherwise.
 4. Only definitions are kept: imports, functions, classes and constant assignments. Calls,
    prints, example usage and ``if __name__ == "__main__":`` blocks are dropped.
+5. ``first_block=True`` (prompt sets that ask for one block, :mod:`.pair_prompts`): only the first
+   fenced block that defines something is code; later blocks are dropped ("a later code block").
+   A small model repeats its answer block after block until its token cap cuts the last one, and
+   a cut ``return x + 1`` of ``return x + 12`` still parses and, defined last, would win.
 
 Every step is linear in the reply's length (no backtracking regular expressions; a bounded number
 of ``ast.parse`` calls per chunk) and nothing here raises.
@@ -67,21 +71,21 @@ class ParsedReply:
         }
 
 
-def parse_reply(reply: str) -> ParsedReply:
-    """The code in ``reply``; see the module docstring. Never raises."""
+def parse_reply(reply: str, first_block: bool = False) -> ParsedReply:
+    """The code in ``reply``; see the module docstring (``first_block``: its step 5). Never raises."""
     try:
-        return _parse(reply)
+        return _parse(reply, first_block)
     except Exception:  # noqa: BLE001  (a parser bug must cost the reply, not the episode)
         return ParsedReply(pieces=(), origin="empty", dropped=("unparseable reply",))
 
 
-def _parse(reply: str) -> ParsedReply:
+def _parse(reply: str, first_block: bool = False) -> ParsedReply:
     text = reply.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         return ParsedReply(pieces=(), origin="empty")
     blocks = fenced_blocks(text)
     if blocks:
-        pieces, dropped = _blocks_pieces(blocks)
+        pieces, dropped = _first_block_pieces(blocks) if first_block else _blocks_pieces(blocks)
         if any(p.kind != "import" for p in pieces):
             return ParsedReply(tuple(pieces), "fenced", tuple(dict.fromkeys(dropped)))
         # The fences held only examples or output: the code is outside them.
@@ -98,6 +102,15 @@ def _blocks_pieces(blocks: list[str]) -> tuple[list[Piece], list[str]]:
         pieces += block_pieces
         dropped += block_dropped
     return pieces, dropped
+
+
+def _first_block_pieces(blocks: list[str]) -> tuple[list[Piece], list[str]]:
+    """The pieces of the first block that defines something (what it dropped, and any later block)."""
+    for index, block in enumerate(blocks):
+        pieces, dropped = _blocks_pieces([block])
+        if any(p.kind != "import" for p in pieces):
+            return pieces, dropped + (["a later code block"] if index + 1 < len(blocks) else [])
+    return _blocks_pieces(blocks)
 
 
 # ----------------------------------------------------------------------------- fences

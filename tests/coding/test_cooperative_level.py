@@ -109,3 +109,28 @@ def test_level_one_keeps_v1s_problems():
     v2 = make_v2(split="test", level=1)
     assert [v1.task.task_id(i) for i in range(len(v1.task))] == [v2.task.task_id(i) for i in range(len(v2.task))]
     assert v1.task.prompt(0, "helper") != v2.task.prompt(0, "helper")
+
+
+def test_only_the_first_code_block_of_a_pair_v2_reply_is_code():
+    """Its prompts ask for one block: a small model repeats its answer block after block until its token
+    cap cuts the last one, and a cut ``+ 1`` of ``+ 12`` still parses; v1's prompts keep every block."""
+    env = make_v2(split="test", level=LEVEL)
+    row = env.task.problems[0].row
+    good = f"```python\n{row['reference_helper']}```"
+    cut_repeat = good + "\n\n```python\ndef aux(*a):\n    return None"
+    main = f"```python\n{row['reference_main']}```\n\n```python\ndef {row['entry_point']}(xs):\n    return 0\n```"
+    solved, = (ev.solved for ev in env.task.evaluate_many([(0, {"helper": cut_repeat, "main": main})]))
+    assert solved
+    v1 = llm_coop_envs.make("coop_procedural-v1", split="test", level=1)
+    v1_row = v1.task.problems[0].row
+    later_wins = (f"```python\n{v1_row['reference_main']}```\n\n```python\n"
+                  f"def {v1_row['entry_point']}(*a):\n    return None\n```")
+    v1_solved, = (ev.solved for ev in v1.task.evaluate_many([(0, {"helper": "", "main": later_wins})]))
+    assert not v1_solved
+
+
+def test_one_agent_is_told_to_define_aux_where_the_stated_expression_calls_it():
+    single = make_v2(split="test", level=LEVEL, team="single")
+    assert "must also define" in single.task.prompt(0, "main")
+    level_one = make_v2(split="test", level=1, team="single")
+    assert "must also define" not in level_one.task.prompt(0, "main")
