@@ -37,7 +37,7 @@ ENV_ID = "coop_procedural-v2"
 PROSE = "I will write the helper function aux for you."
 STUB = "```python\ndef aux(*a):\n    return None\n```"
 SPREAD_DRAWS = 2000
-HELDOUT_DRAWS_ID = "coop_procedural-v2-heldout-family-draws"
+HELDOUT_DRAWS_ID = "coop_procedural_heldout_draws-v2"
 """The in-process id of :func:`heldout_family_draws` (never registered by the package)."""
 
 
