@@ -50,7 +50,7 @@ def make_env(split: str, level: int, env_id: str = ENV_ID):
     return llm_coop_envs.make(env_id, split=split, level=level)
 
 
-def heldout_family_draws(*, level: int = 4, problems: int = 96, **kwargs: Any):
+def heldout_family_draws(*, level: int = 4, problems: int = 96, split: str = "train", **kwargs: Any):
     """An env of the held-out families' problems drawn from the *training* stream (unregistered, for
     calibration only): the same generators, levels and prompts as ``coop_procedural-v2``'s
     ``heldout_families`` split, other draws, and none of that split's own problems (a draw equal to one
@@ -62,6 +62,8 @@ def heldout_family_draws(*, level: int = 4, problems: int = 96, **kwargs: Any):
     from llm_coop_envs.coding.procedural.families import HELDOUT_FAMILIES
     from llm_coop_envs.coding.procedural.generate import TrainRows
 
+    if split != "train":
+        raise ValueError(f"these are training-stream draws only (split='train'), got split={split!r}")
     held_out = env_v2(split="heldout_families", level=level).task
     held_out_ids = {held_out.task_id(i) for i in range(len(held_out))}
     draws = TrainRows(tuple(HELDOUT_FAMILIES), (level,), checks=True, prompts=PROMPTS_V2)

@@ -10,9 +10,10 @@ with the solo prompt, and the helper, shown main's whole problem, wrote main's f
 * **the helper sees only ``aux``'s contract and its fact**, written as the function to complete, never
   main's problem: it has nothing else to write, and its reply stays short;
 * **the single agent (``team="single"``) is shown the helper's fact too**, so one agent has all the
-  information the pair has, and is told that its code must define ``aux`` where main's stated
-  expression calls it (told only that ``aux`` is "useful", the default model called it undefined and
-  solved none of 48 cooperative training problems);
+  information the pair has; where main's stated expression calls ``aux``, its problem shows ``aux``
+  with its fact as a function to complete above main's (told only that ``aux`` is "useful", or in
+  words that its code must define it, the default model called it undefined and solved none of 48
+  cooperative training problems);
 * **a reply's first code block is its code** (the prompts ask for one block; the env reads rows of this
   set with :func:`~llm_coop_envs.coding.parsing.parse_reply`'s ``first_block``): the default model
   repeats its answer block after block until the token cap cuts the last one, and a cut ``return x + 1``
@@ -38,28 +39,33 @@ def uses_pair_prompts(problem: CodingProblem) -> bool:
 def main_prompt(problem: CodingProblem, protocol: str) -> str:
     where = ("its code is shown below the problem" if protocol == "sequential"
              else "it is defined before your code runs")
-    return "\n".join([*_solo_head(problem), f"You may call `{HELPER_NAME}`, written by a partner ({where}; do not "
+    # Worded as the single agent's line, so that a problem needing no helper reads the same to both.
+    return "\n".join([*_solo_head(problem), f"A useful helper function, written by a partner ({where}; do not "
                       f"define it yourself): {_contract(problem)}", _CODE_ONLY])
 
 
 def helper_prompt(problem: CodingProblem) -> str:
-    signature, doc = _spec(problem)
-    fact = _fact(problem)
-    body = f"{doc} {fact}".strip()
     return "\n".join([
-        "You are a Python programmer.", "", "Complete this function:", "", "```python", signature,
-        f'    """{body}"""', "```", "",
+        "You are a Python programmer.", "", "Complete this function:", "", "```python", _aux_stub(problem), "```", "",
         f"Write the whole function `{HELPER_NAME}` and nothing else.", _CODE_ONLY,
     ])
 
 
 def solo_prompt(problem: CodingProblem) -> str:
-    fact = _fact(problem)
-    if not fact:  # nothing is hidden from main: the helper is optional, as under main's prompt
+    if not _fact(problem):  # nothing is hidden from main: the helper is optional, as under main's prompt
         return "\n".join([*_solo_head(problem), f"A useful helper function: {_contract(problem)}", _CODE_ONLY])
-    # The stated expression calls aux, which nobody else writes here: say that it must be defined.
-    return "\n".join([*_solo_head(problem), f"Your code must also define the function it calls: {_contract(problem)}",
-                      f"What it needs to know: {fact}", _CODE_ONLY])
+    # The stated expression calls aux, which nobody else writes here: both functions are to complete
+    # (told in words to define aux, the default model called it undefined on 46 of 48 problems).
+    return "\n".join([
+        "You are a Python programmer.", "", "Problem:", _aux_stub(problem), "", problem.prompt.rstrip(), "",
+        f"Write the complete functions `{HELPER_NAME}` and `{problem.entry_point}` with the signatures above.",
+        _CODE_ONLY])
+
+
+def _aux_stub(problem: CodingProblem) -> str:
+    """``aux``'s signature with its contract and fact as its docstring."""
+    signature, doc = _spec(problem)
+    return f'{signature}\n    """{f"{doc} {_fact(problem)}".strip()}"""'
 
 
 def _solo_head(problem: CodingProblem) -> list[str]:

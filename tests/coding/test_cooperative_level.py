@@ -131,6 +131,6 @@ def test_only_the_first_code_block_of_a_pair_v2_reply_is_code():
 
 def test_one_agent_is_told_to_define_aux_where_the_stated_expression_calls_it():
     single = make_v2(split="test", level=LEVEL, team="single")
-    assert "must also define" in single.task.prompt(0, "main")
+    assert "functions `aux` and" in single.task.prompt(0, "main")
     level_one = make_v2(split="test", level=1, team="single")
-    assert "must also define" not in level_one.task.prompt(0, "main")
+    assert "functions `aux` and" not in level_one.task.prompt(0, "main")

@@ -59,7 +59,7 @@ def bonus_scores(rng: random.Random) -> Draft:
     return _draft(rng=rng, name=f"{owner.replace(' ', '_')}_{items}", xs=items, x=item, shape="list",
                   what=f"a new list with every {item} after the {owner}'s bonus",
                   doc=f"Return {item} with the {owner}'s bonus added.",
-                  fact=f"The {owner}'s bonus: every {item} gets {step} extra points ({item} + {step}).",
+                  fact=f"The {owner}'s bonus: every {item} gets {step} extra points.",
                   body=f"{item} + {step}", inputs=_lists(rng, lambda: rng.randint(0, 40)))
 
 
@@ -69,7 +69,7 @@ def order_totals(rng: random.Random) -> Draft:
     return _draft(rng=rng, name=f"{shop.replace(' ', '_')}_bill", xs="counts", x="count", shape="sum",
                   what=f"the total cost of the counts of units bought at the {shop}",
                   doc=f"Return the cost of count units at the {shop}'s unit price.",
-                  fact=f"At the {shop} one unit costs {price}: count units cost count * {price}.",
+                  fact=f"At the {shop} one unit costs {price}.",
                   body=f"count * {price}", inputs=_lists(rng, lambda: rng.randint(1, 12)))
 
 
@@ -79,7 +79,7 @@ def clamp_readings(rng: random.Random) -> Draft:
     return _draft(rng=rng, name=f"capped_{device.replace(' ', '_')}_readings", xs="readings", x="reading", shape="list",
                   what=f"a new list with every reading capped at the {device}'s limit",
                   doc=f"Return the reading capped at the {device}'s limit.",
-                  fact=f"The {device}'s limit is {high}: a reading above {high} becomes {high} (min(reading, {high})).",
+                  fact=f"The {device}'s limit is {high}: a reading above {high} becomes {high}; any other reading stays as it is.",
                   body=f"min(reading, {high})", inputs=_lists(rng, lambda: rng.randint(0, 40)))
 
 
@@ -89,7 +89,7 @@ def neighbour_gaps(rng: random.Random) -> Draft:
     return _draft(rng=rng, name=f"{device}_target_gaps", xs="readings", x="reading", shape="list",
                   what=f"a new list with the gap of every reading to the {device}'s target",
                   doc=f"Return the gap between the reading and the {device}'s target.",
-                  fact=f"The {device}'s target is {target}: the gap is abs(reading - {target}).",
+                  fact=f"The {device}'s target is {target}: the gap is how far the reading is from {target}, above or below.",
                   body=f"abs(reading - {target})", inputs=_lists(rng, lambda: rng.randint(0, 50)))
 
 
@@ -99,8 +99,7 @@ def digit_sums(rng: random.Random) -> Draft:
     return _draft(rng=rng, name=f"{kind}_check_values", xs="numbers", x="number", shape="list",
                   what=f"a new list with the check value of every {kind} number",
                   doc=f"Return the check value of a {kind} number.",
-                  fact=f"The check value of a {kind} number is its remainder after division by {divisor}: "
-                       f"number % {divisor}.",
+                  fact=f"The check value of a {kind} number is its remainder after division by {divisor}.",
                   body=f"number % {divisor}", inputs=_lists(rng, lambda: rng.randint(20, 999)))
 
 
@@ -110,7 +109,7 @@ def bucket_counts(rng: random.Random) -> Draft:
     return _draft(rng=rng, name=f"{thing}_buckets", xs="values", x="value", shape="list",
                   what=f"a new list with the bucket of every {thing}'s value",
                   doc=f"Return the bucket of a {thing}'s value.",
-                  fact=f"The bucket width is {width}: a value's bucket is value // {width}.",
+                  fact=f"The bucket width is {width}: a value's bucket is how many whole widths fit into it.",
                   body=f"value // {width}", inputs=_lists(rng, lambda: rng.randint(0, 99)))
 
 
@@ -120,8 +119,7 @@ def tag_words(rng: random.Random) -> Draft:
     return _draft(rng=rng, name=f"{place.split()[0]}_tags", xs="words", x="word", shape="list",
                   what=f"a new list with the tag of every word for the {place}",
                   doc=f"Return the tag of word for the {place}.",
-                  fact=f"A tag for the {place} is the word in upper case followed by '-{code}': "
-                       f"word.upper() + '-{code}'.",
+                  fact=f"A tag for the {place} is the word in upper case followed by '-{code}'.",
                   body=f"word.upper() + '-{code}'", inputs=_lists(rng, lambda: pick(rng, WORDS)))
 
 
@@ -131,7 +129,7 @@ def initials(rng: random.Random) -> Draft:
     return _draft(rng=rng, name=f"{club.split()[0]}_initials", xs="names", x="name", shape="list",
                   what=f"a new list with the {club}'s initial of every name",
                   doc=f"Return the {club}'s initial of name.",
-                  fact=f"The {club}'s initial of a name is its first letter followed by {mark!r}: name[0] + {mark!r}.",
+                  fact=f"The {club}'s initial of a name is its first letter followed by {mark!r}.",
                   body=f"name[0] + {mark!r}", inputs=_lists(rng, lambda: pick(rng, WORDS).capitalize()))
 
 
@@ -181,7 +179,7 @@ def convert_amounts(rng: random.Random) -> Draft:
     return _draft(rng=rng, name=f"total_in_{target}", xs="amounts", x="amount", shape="sum",
                   what=f"the total of the amounts of {source}, in {target}",
                   doc=f"Return amount (in {source}) converted to {target}.",
-                  fact=f"The exchange rate: one of the {source} is worth {rate} {target} (amount * {rate}).",
+                  fact=f"The exchange rate: one of the {source} is worth {rate} {target}.",
                   body=f"amount * {rate}", inputs=_lists(rng, lambda: rng.randint(1, 60)))
 
 
@@ -214,8 +212,7 @@ def longest_run(rng: random.Random) -> Draft:
                 "[aux(a, b) for a, b in zip(values, values[1:])]",
         helper_signature="def aux(previous, current):",
         helper_doc="Return True when current continues the run from previous, else False.",
-        helper_fact=f"A value continues the run when it is exactly {step} more than the previous one: "
-                    f"current == previous + {step}.",
+        helper_fact=f"A value continues the run when it is exactly {step} more than the previous one.",
         reference_helper=f"def aux(previous, current):\n    return current == previous + {step}\n",
         reference_main=f"def {name}(values):\n    return [aux(a, b) for a, b in zip(values, values[1:])]\n",
         inputs=[(walk(),) for _ in range(9)] + [([],)], public_count=1,
@@ -227,7 +224,7 @@ def mask_codes(rng: random.Random) -> Draft:
     return _draft(rng=rng, name="masked_codes", xs="codes", x="code", shape="list",
                   what="a new list with every code masked",
                   doc="Return code with every character but the last 2 masked.",
-                  fact=f"The mask character is {mark!r}: {mark!r} * (len(code) - 2) + code[-2:].",
+                  fact=f"The mask character is {mark!r}: it replaces every character of the code but the last 2.",
                   body=f"{mark!r} * (len(code) - 2) + code[-2:]",
                   inputs=_lists(rng, lambda: pick(rng, LETTERS) + str(rng.randint(100, 99999))))
 
