@@ -5,8 +5,11 @@ its own skill: under main's prompt main's code solved about half the problems th
 with the solo prompt, and the helper, shown main's whole problem, wrote main's function instead of
 ``aux`` in most episodes (dropped by the env), often running out of tokens on the way. So in this set
 
-* **main's prompt is the single agent's prompt** plus one line on ``aux`` (its contract; that it is
-  defined before main's code runs), so on a problem that needs no helper main sees what one agent sees;
+* **on a problem that needs no helper, main's prompt is the single agent's**, word for word (both
+  offer ``aux``'s contract as "a useful helper function"): with one line on ``aux`` worded for the
+  pair ("written by a partner ..., do not define it yourself") main alone solved 17 of 48 level-1
+  training problems greedily against the single agent's 24, two wordings alike; at the cooperative
+  level main's prompt is the single agent's problem plus that line;
 * **the helper sees only ``aux``'s contract and its fact**, written as the function to complete, never
   main's problem: it has nothing else to write, and its reply stays short;
 * **the single agent (``team="single"``) is shown the helper's fact too**, so one agent has all the
@@ -37,9 +40,10 @@ def uses_pair_prompts(problem: CodingProblem) -> bool:
 
 
 def main_prompt(problem: CodingProblem, protocol: str) -> str:
+    if not _fact(problem):  # a problem that needs no helper: main sees exactly what one agent sees
+        return solo_prompt(problem)
     where = ("its code is shown below the problem" if protocol == "sequential"
              else "it is defined before your code runs")
-    # Worded as the single agent's line, so that a problem needing no helper reads the same to both.
     return "\n".join([*_solo_head(problem), f"A useful helper function, written by a partner ({where}; do not "
                       f"define it yourself): {_contract(problem)}", _CODE_ONLY])
 

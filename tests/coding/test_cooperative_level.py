@@ -134,3 +134,11 @@ def test_one_agent_is_told_to_define_aux_where_the_stated_expression_calls_it():
     assert "functions `aux` and" in single.task.prompt(0, "main")
     level_one = make_v2(split="test", level=1, team="single")
     assert "functions `aux` and" not in level_one.task.prompt(0, "main")
+
+
+def test_on_a_problem_that_needs_no_helper_main_sees_what_one_agent_sees():
+    pair, single = make_v2(split="test", level=1), make_v2(split="test", level=1, team="single")
+    for index in range(0, len(pair.task), 7):
+        assert pair.task.prompt(index, "main") == single.task.prompt(index, "main")
+    cooperative = make_v2(split="test", level=LEVEL)
+    assert "written by a partner" in cooperative.task.prompt(0, "main")

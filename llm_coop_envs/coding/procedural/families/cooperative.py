@@ -8,6 +8,14 @@ Every fact takes at least 10 values, drawn uniformly so that none comes up more 
 and none is a value the judge's stand-ins return (0, 1, True, False, '', None, []). The public example
 may not give the fact away (the v1 draw checks ask it to leave three alternatives); each draw proposes
 the empty list among its inputs, an example that shows only the form of the answer.
+
+The training families state their fact in words ("every roll gets 12 extra points"): written with its
+Python expression as well, the default model's helper copied it and the untrained pair passed 39.6 % of
+48 greedy training problems, above the 10-30 % the level is calibrated to (in words 29-31 %). The
+held-out families keep the expression (``sum(3 if ch in 'aeiou' else 5 for ch in word)``): their
+shapes are new, and in words the untrained helper solved none of 48 training-stream draws of them
+(with the expression the untrained pair passes 12.5 % of those draws).
+The calibration: ``benchmarks/results/coop_procedural_v2_calibration.md``.
 """
 
 from __future__ import annotations
@@ -190,7 +198,7 @@ def letter_points(rng: random.Random) -> Draft:
                   what=f"a new list with the points of every word in the {game}",
                   doc=f"Return the points word is worth in the {game}.",
                   fact=f"In the {game} each vowel (a, e, i, o, u) is worth {vowel} points and every other letter "
-                       f"{other}.",
+                       f"{other}: sum({vowel} if ch in 'aeiou' else {other} for ch in word).",
                   body=f"sum({vowel} if ch in 'aeiou' else {other} for ch in word)",
                   inputs=_lists(rng, lambda: pick(rng, WORDS)))
 
@@ -212,7 +220,8 @@ def longest_run(rng: random.Random) -> Draft:
                 "[aux(a, b) for a, b in zip(values, values[1:])]",
         helper_signature="def aux(previous, current):",
         helper_doc="Return True when current continues the run from previous, else False.",
-        helper_fact=f"A value continues the run when it is exactly {step} more than the previous one.",
+        helper_fact=f"A value continues the run when it is exactly {step} more than the previous one: "
+                    f"current == previous + {step}.",
         reference_helper=f"def aux(previous, current):\n    return current == previous + {step}\n",
         reference_main=f"def {name}(values):\n    return [aux(a, b) for a, b in zip(values, values[1:])]\n",
         inputs=[(walk(),) for _ in range(9)] + [([],)], public_count=1,
@@ -224,7 +233,7 @@ def mask_codes(rng: random.Random) -> Draft:
     return _draft(rng=rng, name="masked_codes", xs="codes", x="code", shape="list",
                   what="a new list with every code masked",
                   doc="Return code with every character but the last 2 masked.",
-                  fact=f"The mask character is {mark!r}: it replaces every character of the code but the last 2.",
+                  fact=f"The mask character is {mark!r}: {mark!r} * (len(code) - 2) + code[-2:].",
                   body=f"{mark!r} * (len(code) - 2) + code[-2:]",
                   inputs=_lists(rng, lambda: pick(rng, LETTERS) + str(rng.randint(100, 99999))))
 
@@ -236,7 +245,7 @@ def category_weights(rng: random.Random) -> Draft:
     return _draft(rng=rng, name="load_weight", xs="entries", x="category", shape="sum",
                   what="the total weight of the entries (category names)",
                   doc="Return the weight of category in the weight table.",
-                  fact=f"The weight table: {table}.",
+                  fact=f"The weight table: {table}: {weights!r}[category].",
                   body=f"{weights!r}[category]", inputs=_lists(rng, lambda: pick(rng, categories)))
 
 
