@@ -55,7 +55,7 @@ def text_aware_aec_test(monkeypatch):
 
 
 def test_there_are_current_ids():
-    assert {"coop_basics-v2", "coop_procedural-v1", "tldr-v4", "arxiv_intro-v4"} <= set(CURRENT_IDS)
+    assert {"coop_basics-v2", "coop_procedural-v1", "tldr-v5", "arxiv_intro-v5"} <= set(CURRENT_IDS)
     assert "coop_basics-v0" not in CURRENT_IDS
 
 
