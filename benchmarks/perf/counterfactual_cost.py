@@ -13,7 +13,8 @@ Two reply sets:
 * **hostile main**: the same pairs, with a docstring on ``aux`` that main checks, looping forever when
   it is missing, i.e. under every stand-in (each stand-in run is then stopped at its time limit).
 
-Results go to ``benchmarks/results/counterfactual_cost.md`` with the command and the machine's load.
+Results go to ``benchmarks/results/counterfactual_cost.md`` with the command and the machine's load; its
+"Earlier runs" section (figures of earlier harnesses) is kept.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 ENV_ID = "coop_procedural-v1"
 BAR = 1.5
 MARK = "zq real helper"
+HISTORY = "## Earlier runs"
 
 
 def make(counterfactual: bool, split: str):
@@ -133,8 +135,20 @@ def main(argv: list[str] | None = None) -> None:
     loads = (start, uptime())
     text = report(args, rows, loads, rewards_check(envs, pairs))
     print(text)
+    text += earlier_runs(args.out)
     with open(args.out, "w") as f:
         f.write(text)
+
+
+def earlier_runs(path: str) -> str:
+    """The results file's "Earlier runs" section, kept as it is (figures of earlier harnesses)."""
+    try:
+        with open(path) as f:
+            old = f.read()
+    except OSError:
+        return ""
+    start = old.find(HISTORY)
+    return "\n" + old[start:] if start >= 0 else ""
 
 
 if __name__ == "__main__":

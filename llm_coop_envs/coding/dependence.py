@@ -22,16 +22,17 @@ joint run's duration (:func:`scaled_config`); a run stopped at it counts as fail
 its first hidden test that does not pass (the rest are not run): only "all passed" matters. The outcome is
 ``infos[agent]["details"]["helper_dependence"]``; it never reaches an observation.
 
-How they run (:func:`variant_requests`): the runs of a step are one sandbox request of variants
-(``llm_coop_envs.sandbox.variants``), aux alone first, then the stand-ins, then the pairings. Each
+How they run (:func:`variant_requests`): the runs of a step are a sandbox request of variants
+(``llm_coop_envs.sandbox.variants``; two, one after the other in this order, where a step alone would
+leave a core idle), aux alone first, then the stand-ins, then the pairings. Each
 variant is judged as a run of its own, every hidden test in a process of its own, forked from one
 confined run, so no program sees another's state; what one can do to the others is end the request's
 run early, which fails every later variant: with the pairings last, that only withholds the credit
 (a stand-in or aux alone that fails is the direction a main can always take, by telling a stand-in
 from ``aux``). A pairing whose program is the joint program itself (the reference pairs) is not run
 again: it would repeat the joint run, which passed every hidden test (:func:`reused`). Once a
-stand-in has timed out, the stand-ins after it are not run and count as timed out: a main that loops
-under every stand-in costs one stand-in's limit rather than twelve. (So a main that times out under
+stand-in has timed out, the stand-ins after it in its request are not run and count as timed out: a
+main that loops under every stand-in costs a stand-in's limit per request rather than twelve. (So a main that times out under
 one stand-in and would pass under a later one is paid as needing ``aux``; telling that stand-in from
 ``aux`` is already enough to fail on purpose.)
 
