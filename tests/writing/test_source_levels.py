@@ -126,14 +126,16 @@ def test_config_validation():
 @pytest.mark.parametrize(
     "old,new,hole",
     [
-        ("tldr-v0", "tldr-v4", "about their post"),
-        ("arxiv_intro-v0", "arxiv_intro-v4", "about their abstract"),
-        ("tldr-v1", "tldr-v4", "does not check sentence order"),
-        ("arxiv_intro-v1", "arxiv_intro-v4", "does not check sentence order"),
-        ("tldr-v2", "tldr-v4", "scores words, not meaning"),
-        ("arxiv_intro-v2", "arxiv_intro-v4", "scores words, not meaning"),
-        ("tldr-v3", "tldr-v4", "pays nothing for a pair that fails any structure gate"),
-        ("arxiv_intro-v3", "arxiv_intro-v4", "pays nothing for a pair that fails any structure gate"),
+        ("tldr-v0", "tldr-v5", "about their post"),
+        ("arxiv_intro-v0", "arxiv_intro-v5", "about their abstract"),
+        ("tldr-v1", "tldr-v5", "does not check sentence order"),
+        ("arxiv_intro-v1", "arxiv_intro-v5", "does not check sentence order"),
+        ("tldr-v2", "tldr-v5", "scores words, not meaning"),
+        ("arxiv_intro-v2", "arxiv_intro-v5", "scores words, not meaning"),
+        ("tldr-v3", "tldr-v5", "pays nothing for a pair that fails any structure gate"),
+        ("arxiv_intro-v3", "arxiv_intro-v5", "pays nothing for a pair that fails any structure gate"),
+        ("tldr-v4", "tldr-v5", "does not read the facts"),
+        ("arxiv_intro-v4", "arxiv_intro-v5", "does not read the facts"),
     ],
 )
 def test_old_versions_warn_naming_the_hole_and_the_current_one_does_not_warn(data_dir, old, new, hole):
