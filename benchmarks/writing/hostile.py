@@ -30,7 +30,10 @@ Families (the first ten follow the hostile suite of the ``-v3`` issue; the rest 
   one of its genuine sentences five times with a number changed (what MAGRPO found on the first build
   of ``tldr-v4``, paid 6.3 of 7 there);
 - ``one flipped fact``, ``one swapped pronoun``: a single subtle change to the genuine pair (one
-  negation flipped or one number changed; one he/she swapped), held only below the genuine pair.
+  negation flipped or one number changed; one he/she swapped), held only below the genuine pair;
+- the families of the ``-v5`` issue (facts not read, text not normalised, a text's job not checked):
+  :mod:`.hostile_facts`. A family that has nothing to change on a source (no two numbers to swap) leaves
+  that source out of its shares.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import statistics
 import warnings
 from collections.abc import Callable
 
+from benchmarks.writing import hostile_facts
 from llm_coop_envs.writing import text_metrics as tm
 from llm_coop_envs.writing.lexicon import STOPWORDS
 
@@ -307,10 +311,11 @@ FAMILIES: dict[str, Callable[[Case], Pair]] = {
     "source opening, then a loop": opening_then_loop,
     "one flipped fact": one_flipped_fact,
     "one swapped pronoun": one_swapped_pronoun,
+    **hostile_facts.FAMILIES,
 }
 ONLY = {"restating detail": "tldr", "crossed halves": "arxiv"}
 """Families that fit one env only."""
-GAIN_FAMILIES = ("appended instructions",)
+GAIN_FAMILIES = ("appended instructions", *hostile_facts.GAIN_FAMILIES)
 """Families reported as the gain over the genuine pair (they must never gain), not as a share."""
 SUBTLE_FAMILIES = ("one flipped fact", "one swapped pronoun")
 """Single subtle changes: reported as a share like the others, but held only below the genuine pair (the
@@ -337,6 +342,8 @@ def step_rewards(env, task_id: str, pairs: dict[str, Pair]) -> dict[str, float]:
     """Each named pair's joint reward through ``reset`` + ``step`` (one env reset per pair)."""
     out = {}
     for name, pair in pairs.items():
+        if pair is None:
+            continue
         env.reset(seed=0, options={"task_id": task_id})
         _, rewards, _, _, _ = env.step(dict(zip(env.possible_agents, pair)))
         out[name] = float(rewards[env.possible_agents[0]])
@@ -362,15 +369,17 @@ def family_rewards(env_id: str, limit: int | None = None) -> list[dict[str, floa
 def summarise(rows: list[dict[str, float]]) -> dict[str, str]:
     """Family -> "mean share (worst share)" or, for gain families, the largest gain."""
     out = {}
-    for name in rows[0]:
+    for name in dict.fromkeys(name for r in rows for name in r):
+        tried = [r for r in rows if name in r]
         if name == "genuine":
             out[name] = f"{statistics.mean(r['genuine'] for r in rows):.2f} (≥ {min(r['genuine'] for r in rows):.2f})"
         elif name in GAIN_FAMILIES:
-            gain = max(r[name] - r["genuine"] for r in rows)
+            gain = max(r[name] - r["genuine"] for r in tried)
             out[name] = f"{gain:+.2f} at most"
         else:
-            shares = [r[name] / r["genuine"] if r["genuine"] > 0 else 0.0 for r in rows]
-            out[name] = f"{statistics.mean(shares):.0%} ({max(shares):.0%})"
+            shares = [r[name] / r["genuine"] if r["genuine"] > 0 else 0.0 for r in tried]
+            sources = "" if len(tried) == len(rows) else f", {len(tried)} sources"
+            out[name] = f"{statistics.mean(shares):.0%} ({max(shares):.0%}{sources})"
     return out
 
 

@@ -67,7 +67,8 @@ model:
    and certainty, whether it is asked, its quantities with their units), checked against the post's
    claims ([Claims against the source](claims.md)): each **contradicted** claim (polarity flipped, a
    hedged frame denying it, roles swapped, a WordNet antonym, certainty the post does not have, a value
-   or unit changed or moved to another slot) costs a fifth of the level, each **unsupported** claim a
+   or unit changed or moved to another slot; a number or name the post never states, two names
+   swapped) costs a fifth of the level, each **unsupported** claim a
    small share, capped in all (`ClaimsCheck`; the numbers: [Claims against the source](claims.md#in-the-v5-reward));
    feedback names each claim and why. **Precision first**: a disagreement never stops the chain, so
    one false alarm costs an honest pair a fifth of this level and of the three it multiplies, never

@@ -6,6 +6,7 @@ machine (``llm-coop pull-model`` fetches it; the tests never download it).
 
 import pytest
 
+from benchmarks.writing import hostile_facts
 from benchmarks.writing.hostile import FAMILIES, GAIN_FAMILIES, ONLY, SUBTLE_FAMILIES, cases, step_rewards
 
 pytestmark = pytest.mark.slow
@@ -16,6 +17,9 @@ MAX_SHARE = 0.6
 KNOWN_OPEN = {"corrupted facts"}
 """Families -v4 does not yet hold below MAX_SHARE on these sources (benchmarks/results/writing_v4/hostile.md):
 they must still score below the genuine pair."""
+V4_FAMILIES = {n: f for n, f in FAMILIES.items() if n not in hostile_facts.FAMILIES}
+"""-v4 is held to the families of its own issue; the -v5 issue's families are -v5's
+(benchmarks/results/writing_v5/v5_results.md)."""
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +40,7 @@ def test_genuine_pairs_beat_every_hostile_family(default_model, data_dir, env_id
     kind = "tldr" if env_id.startswith("tldr") else "arxiv"
     top = env.task.max_reward()
     for task_id, case in cases(kind, env.task)[:SOURCES]:
-        pairs = {"genuine": case.genuine, **{n: f(case) for n, f in FAMILIES.items() if ONLY.get(n, kind) == kind}}
+        pairs = {"genuine": case.genuine, **{n: f(case) for n, f in V4_FAMILIES.items() if ONLY.get(n, kind) == kind}}
         rewards = step_rewards(env, task_id, pairs)
         genuine = rewards.pop("genuine")
         assert genuine >= 0.6 * top, (task_id, genuine)
