@@ -23,16 +23,14 @@ from typing import Any
 from llm_coop_envs.writing import claims_judge, facts, gates
 from llm_coop_envs.writing.lm import LanguageModel, Request
 from llm_coop_envs.writing.lm_levels import (
-    complementarity_level, credit_requests, fluency_level, gate_credit, grounding_level, model_scores, requests,
+    chained_levels, complementarity_level, credit_requests, fluency_level, gate_credit, grounding_level, model_scores,
+    requests,
 )
 from llm_coop_envs.writing.outcome import LevelOutcome
 from llm_coop_envs.writing.reward import PairScore, PairTexts, coherence_level, length_ratio_level, style_level
 from llm_coop_envs.writing.rouge import rouge_mean
 from llm_coop_envs.writing.text_jobs import coverage
 from llm_coop_envs.writing.thresholds import LevelConfig
-
-_SCALING = ("fluency", "grounding", "consistency")
-"""The levels whose scores multiply every later level."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,20 +106,9 @@ def score_pair_v5(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
         "style": lambda: style_level(plain, tokens, config, metrics),
         "coherence": lambda: coherence_level(tokens, config, metrics),
     }
-    levels = [length_ratio_level(plain, tokens, config, metrics)]
-    scores = model_scores(plain, lm, _order_suspect(found.texts[1])) if levels[0].passed else []
-    factor = 1.0
-    for name in names[1:]:
-        if not levels[-1].passed:
-            break
-        outcome = later[name]()
-        if factor < 1.0 and name not in _SCALING:
-            outcome = dataclasses.replace(outcome, score=outcome.score * factor,
-                                          message=f"{outcome.message} (× fluency × grounding × consistency {factor:.2f})")
-        if name in _SCALING:
-            factor *= outcome.score
-        levels.append(outcome)
-    return PairScore(tuple(levels), rouge, metrics, names)
+    first = length_ratio_level(plain, tokens, config, metrics)
+    scores = model_scores(plain, lm, _order_suspect(found.texts[1])) if first.passed else []
+    return PairScore(chained_levels(first, later, names), rouge, metrics, names)
 
 
 def consistency_level(pair: PairTexts, config: LevelConfig, metrics: dict,

@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from llm_coop_envs.writing import facts
@@ -174,9 +174,18 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
         "style": lambda: style_level(skeletal, tokens, config, metrics),
         "coherence": lambda: coherence_level(tokens, config, metrics),
     }
-    levels = [length_ratio_level(pair, tokens, config, metrics)]
+    first = length_ratio_level(pair, tokens, config, metrics)
     # The model reads a pair only when its structure passed (a length ratio out of band stops here too).
-    scores = model_scores(pair, lm, _order_suspect(metrics)) if levels[0].passed else []
+    scores = model_scores(pair, lm, _order_suspect(metrics)) if first.passed else []
+    return PairScore(chained_levels(first, later, names), rouge, metrics, names)
+
+
+def chained_levels(first: LevelOutcome, later: Mapping[str, Callable[[], LevelOutcome]],
+                   names: Sequence[str]) -> tuple[LevelOutcome, ...]:
+    """The levels after ``first`` in the order of ``names``, each made by its ``later`` function only
+    once the level before it passed; every level after fluency, grounding and consistency is scaled by
+    their product (the chain of ``-v3`` and later)."""
+    levels = [first]
     factor = 1.0
     for name in names[1:]:
         if not levels[-1].passed:
@@ -189,7 +198,7 @@ def score_pair_v3(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
         if name in _SCALING:
             factor *= outcome.score
         levels.append(outcome)
-    return PairScore(tuple(levels), rouge, metrics, names)
+    return tuple(levels)
 
 
 def gate_credit(gate: LevelOutcome, pair: PairTexts, gates: dict[str, dict[str, bool]], config: LevelConfig,
