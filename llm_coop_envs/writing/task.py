@@ -20,7 +20,7 @@ from llm_coop_envs.writing.grounding import Salience, SourceProfile
 from llm_coop_envs.writing.items import Item
 from llm_coop_envs.writing.grader import Grades, WritingGrader
 from llm_coop_envs.writing.lm import LanguageModel
-from llm_coop_envs.writing import chain
+from llm_coop_envs.writing import chain, claims
 from llm_coop_envs.writing.claims_judge import ClaimsJudge
 from llm_coop_envs.writing.lm_levels import requests_if_scored, score_pair_v3
 from llm_coop_envs.writing.reward import PairScore, PairTexts, gates_passed_by_role, score_pair
@@ -84,6 +84,8 @@ class WritingTask:
             raise ValueError("language_model= is read by the -v3 rewards only; this config has no language-model levels.")
         self.lm = None if config.lm is None else LanguageModel.shared(language_model or config.lm.model)
         """The scoring model of ``-v3`` (loaded at the first scored step, shared by copies); None before ``-v3``."""
+        if config.claims is not None:
+            claims.require_extra()
         if claims_judge is not None and config.claims is None:
             raise ValueError("claims_judge= is read by the -v5 rewards only; this config has no claim check.")
         self.claims_judge = claims_judge
