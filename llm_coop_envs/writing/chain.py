@@ -114,7 +114,7 @@ def score_pair_v5(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
 def consistency_level(pair: PairTexts, config: LevelConfig, metrics: dict,
                       judge: claims_judge.ClaimsJudge | None = None) -> LevelOutcome:
     """Each claim of either text against the source; passes unless the found disagreements take the whole
-    level (a false alarm costs a stated share: it never stops the chain)."""
+    level (one false alarm costs a stated share and never stops the chain; three contradictions do)."""
     contradicted, unsupported, judged_by = [], [], []
     for role, text, check_names in zip(pair.roles, pair.texts, config.lm.check_names):
         found = claims_judge.judged(text, pair.source, judge)
@@ -129,7 +129,7 @@ def consistency_level(pair: PairTexts, config: LevelConfig, metrics: dict,
                          "read_by": judged_by}
     score = config.claims.consistency(len(contradicted), len(unsupported))
     what = (f"{len(contradicted)} claim(s) the {pair.source_name} contradicts, {len(unsupported)} it does not support "
-            f"(each contradiction costs {config.claims.contradiction_cost:.2f}, each unsupported claim "
+            f"(the k-th contradiction costs k × {config.claims.contradiction_cost:.2f}, each unsupported claim "
             f"{config.claims.unsupported_cost:.2f}, those at most {config.claims.max_unsupported_cost:.2f} together)")
     said = "".join(f"; {item}" for item in contradicted[:3]) + "".join(f"; unsupported {item}" for item in unsupported[:2])
     if score > 0:

@@ -481,14 +481,8 @@ def counts(verdicts: list[Verdict]) -> dict[str, int]:
     return out
 
 
-CONTRADICTION_COST = ClaimsCheck.contradiction_cost
-"""What one contradicted claim takes from the claim factor: a false alarm costs an honest text at most this share."""
-UNSUPPORTED_COST = ClaimsCheck.unsupported_cost
-"""What one unsupported claim takes (a retelling may infer; an invented paragraph adds up)."""
-
-
-def claim_factor(verdicts: list[Verdict]) -> float:
-    """1 − 0.2 per contradicted claim − 0.05 per unsupported one, at least 0: the share of the levels above
-    that a text keeps (one disagreement never zeroes them; a text that flips everything keeps nothing)."""
+def claim_factor(verdicts: list[Verdict], check: ClaimsCheck = ClaimsCheck()) -> float:
+    """The share of the levels above that a text keeps for these verdicts: ``ClaimsCheck.consistency`` of
+    their counts (one disagreement never zeroes it; three contradicted claims leave nothing)."""
     found = counts(verdicts)
-    return max(0.0, 1.0 - CONTRADICTION_COST * found["contradicted"] - UNSUPPORTED_COST * found["unsupported"])
+    return check.consistency(found["contradicted"], found["unsupported"])

@@ -195,14 +195,17 @@ class ClaimsCheck:
     """Settings of the ``-v5`` reward (:mod:`.chain`): each text's own gates (:mod:`.gates`) and the
     consistency level read from the texts' claims against the source (:mod:`.claims`).
 
-    Precision first: a found disagreement costs a stated share and never stops the chain. Consistency is
-    1 − :attr:`contradiction_cost` per contradicted claim − :attr:`unsupported_cost` per unsupported claim (at
-    most :attr:`max_unsupported_cost` in all), at least 0; like ``-v4``'s it multiplies the three levels after
-    it, so one contradicted claim costs an honest pair at most 4 × 0.2 = 0.8 of 7 (11 %).
+    Precision first: one found disagreement costs a stated share and never stops the chain; repeated ones
+    are evidence that adds up. The k-th contradicted claim costs k × :attr:`contradiction_cost` (0.2, then
+    0.4 more, then 0.6 more: three take the whole level, which then fails and stops the chain), each
+    unsupported claim :attr:`unsupported_cost` (at most :attr:`max_unsupported_cost` in all); consistency is
+    1 minus those, at least 0. Like ``-v4``'s it multiplies the three levels after it, so one contradicted
+    claim costs an honest pair at most 4 × 0.2 = 0.8 of 7 (11 %).
     """
 
     contradiction_cost: float = 0.2
-    """What one contradicted claim (polarity, roles, antonym, certainty or a value against the source) costs."""
+    """What the first contradicted claim (polarity, roles, antonym, certainty or a value against the source)
+    costs; the k-th costs k times this."""
     unsupported_cost: float = 0.05
     """What one claim the source does not support costs (a retelling infers and rephrases: kept small)..."""
     max_unsupported_cost: float = 0.1
@@ -216,8 +219,9 @@ class ClaimsCheck:
 
     def consistency(self, contradicted: int, unsupported: int) -> float:
         """The consistency score of a pair with these counts of found disagreements."""
+        contradicted_part = self.contradiction_cost * contradicted * (contradicted + 1) / 2  # k-th costs k × cost
         unsupported_part = min(self.unsupported_cost * unsupported, self.max_unsupported_cost)
-        return max(0.0, 1.0 - self.contradiction_cost * contradicted - unsupported_part)
+        return max(0.0, 1.0 - contradicted_part - unsupported_part)
 
 
 def _word_bounds(name: str, bounds: Any) -> None:
@@ -432,8 +436,8 @@ ARXIV_V4_LEVELS = dataclasses.replace(ARXIV_V3_LEVELS, lm=dataclasses.replace(
 # a text that had any fails a gate) before every gate, the claim check and the model; each text's gates defined
 # once (llm_coop_envs.writing.gates) with the gates of a text's job (chat-template tags, filler lines,
 # retractions, loops after removing stopwords, advice, review or the task restated instead of a retelling);
-# consistency from the texts' claims against the source (llm_coop_envs.writing.claims), a disagreement costing a
-# stated share and never stopping the chain. Why each number: docs/envs/claims.md and
+# consistency from the texts' claims against the source (llm_coop_envs.writing.claims), one disagreement costing a
+# stated share and never stopping the chain, repeated ones costing more each. Why each number: docs/envs/claims.md and
 # benchmarks/results/writing_v5/.
 TLDR_V5_LEVELS = dataclasses.replace(TLDR_V4_LEVELS, claims=ClaimsCheck())
 """``tldr-v5``: ``tldr-v4`` with normalised text, each text's job checked and claims checked against the post."""

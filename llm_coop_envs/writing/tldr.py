@@ -116,9 +116,9 @@ the data file, so a problem scores the same in every split.
 - v5: v4 with the text normalised once before every gate, the claim check and the model; the gates of
   a text's job (invisible characters, chat-template tags, filler lines, retractions, loops after removing
   stopwords, advice, review or the task restated instead of a retelling); consistency read from claims
-  against the post, a disagreement costing 0.2 (an unsupported claim 0.05, those at most 0.1) and never
-  stopping the chain; each gate defined once. Maximum 7.0. Made by `llm_coop_envs.writing.tldr.env`.
-  Its hostile table: `benchmarks/results/writing_v5/hostile.md`.
+  against the post, one disagreement costing 0.2 and never stopping the chain, the k-th k × 0.2 (three
+  fail the level; an unsupported claim 0.05, those at most 0.1); each gate defined once. Maximum 7.0.
+  Made by `llm_coop_envs.writing.tldr.env`. Its hostile table: `benchmarks/results/writing_v5/v5_results.md`.
 - v4 (deprecated; `make("tldr-v4")` warns): v3, and a pair that fails a structure gate earns a credit for the gates each text passes, and
   for a text that passes them all, for being about the post (at most 0.4 of the structure level's
   1.0), instead of 0: when every sample of a group fails some gate the trainer still sees which fail

@@ -77,6 +77,9 @@ def test_one_disagreement_costs_its_stated_share_and_never_stops_the_chain():
     check = ClaimsCheck()
     assert check.consistency(1, 0) == pytest.approx(1 - check.contradiction_cost)
     assert check.consistency(0, 50) == pytest.approx(1 - check.max_unsupported_cost)
+    # Repeated disagreements add up: the k-th costs k times the first, and three take the whole level.
+    assert check.consistency(2, 0) == pytest.approx(1 - 3 * check.contradiction_cost)
+    assert check.consistency(3, 0) == 0.0
     source = ("My sister and I share a flat. My roommate Jake keeps eating my food even though I asked him twice to "
               "stop. The heater has been broken for two weeks.")
     texts = ("I share a flat with my sister.", "It is unlikely that Jake eats my food. The heater has been broken for two weeks.")
@@ -89,3 +92,15 @@ def test_one_disagreement_costs_its_stated_share_and_never_stops_the_chain():
 
 def test_gate_names_are_the_table():
     assert list(gates.GATES)[:2] == ["visible", "length"] and len(gates.GATES) == len(set(gates.GATES))
+
+
+def test_three_contradictions_fail_consistency_and_stop_the_chain():
+    source = ("My sister and I share a flat. My roommate Jake keeps eating my food even though I asked him twice to "
+              "stop. The heater has been broken for two weeks. I am thinking about calling the landlord.")
+    texts = ("I share a flat with my sister.",
+             "It is unlikely that Jake eats my food. It is unlikely that the heater has been broken for two weeks. "
+             "It is unlikely that I am thinking about calling the landlord.")
+    metrics = {}
+    outcome = consistency_level(PairTexts(("tldr", "detail"), texts, source, "post"), TLDR_V5_LEVELS, metrics)
+    assert metrics["claims"]["counts"]["contradicted"] >= 3
+    assert not outcome.passed and outcome.score == 0.0
