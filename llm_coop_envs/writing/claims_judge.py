@@ -14,18 +14,14 @@ variable, timeouts, retries, size limits).
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import hashlib
 import json
 import os
-import threading
-from collections.abc import Mapping
-from typing import Any
 
 from llm_coop_envs.feedback.chat_client import ReviewerError, chat_completion
 from llm_coop_envs.writing.claims import Verdict, check
-from llm_coop_envs.writing.grader import GraderConfig, GraderError
+from llm_coop_envs.writing.grader import EndpointReader, GraderError
 
 RUBRIC = (
     "You check a text written from a source. For each numbered sentence of the text, decide:\n"
@@ -50,24 +46,10 @@ class JudgedClaims:
     error: str | None = None
 
 
-class ClaimsJudge:
+class ClaimsJudge(EndpointReader):
     """Asks a chat endpoint for the verdicts; thread-safe, with a bounded cache keyed by request hash."""
 
-    def __init__(self, config: GraderConfig) -> None:
-        self.config = config
-        self._cache: collections.OrderedDict[str, dict[int, tuple[str, str]]] = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    @classmethod
-    def coerce(cls, value: ClaimsJudge | GraderConfig | Mapping[str, Any] | None) -> ClaimsJudge | None:
-        """None, a judge, a GraderConfig or a dict of its options (``{"base_url": ..., "model": ...}``)."""
-        if value is None or isinstance(value, ClaimsJudge):
-            return value
-        if isinstance(value, GraderConfig):
-            return cls(value)
-        if isinstance(value, Mapping):
-            return cls(GraderConfig(**dict(value)))
-        raise TypeError(f"claims_judge must be None, a dict of GraderConfig options or a ClaimsJudge, got {type(value).__name__}.")
+    option = "claims_judge"
 
     def ask(self, sentences: list[str], source: str) -> dict[int, tuple[str, str]]:
         """Sentence number (from 1) → (verdict, reason); GraderError when the answer is unusable."""

@@ -97,23 +97,33 @@ class Grades:
         return sum(self.scores.values()) / len(self.scores) if self.scores else 0.0
 
 
-class WritingGrader:
-    """Grades pairs through a chat endpoint; thread-safe, with a bounded cache keyed by request hash."""
+class EndpointReader:
+    """What the grader and the claims judge share: a chat endpoint's settings, a bounded cache keyed by
+    request hash, a lock (thread-safe), and the coercion of a user's option into one."""
+
+    option = "grader"
+    """The env argument this reader comes from (named in the coercion error)."""
 
     def __init__(self, config: GraderConfig) -> None:
         self.config = config
-        self._cache: collections.OrderedDict[str, dict[str, float]] = collections.OrderedDict()
+        self._cache: collections.OrderedDict[str, Any] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     @classmethod
-    def coerce(cls, value: WritingGrader | GraderConfig | Mapping[str, Any] | None) -> WritingGrader | None:
-        if value is None or isinstance(value, WritingGrader):
+    def coerce(cls, value: Any):
+        """None, a reader of this class, a GraderConfig or a dict of its options (``{"base_url": ..., "model": ...}``)."""
+        if value is None or isinstance(value, cls):
             return value
         if isinstance(value, GraderConfig):
             return cls(value)
         if isinstance(value, Mapping):
             return cls(GraderConfig(**dict(value)))
-        raise TypeError(f"grader must be None, a dict of GraderConfig options or a WritingGrader, got {type(value).__name__}.")
+        raise TypeError(f"{cls.option} must be None, a dict of GraderConfig options or a {cls.__name__}, "
+                        f"got {type(value).__name__}.")
+
+
+class WritingGrader(EndpointReader):
+    """Grades pairs through a chat endpoint; thread-safe, with a bounded cache keyed by request hash."""
 
     def grade(self, task: str, roles: tuple[str, str], texts: tuple[str, str], source: str) -> Grades:
         """Grades of ``texts`` (by ``roles``) written from ``source``; ``task`` says what each role writes."""
