@@ -120,7 +120,7 @@ With a custom reward, `solved`, feedback and `details` still come from the level
 
 from __future__ import annotations
 
-from llm_coop_envs.writing.factory import version_env
+from llm_coop_envs.writing.factory import v4_hole, version_env
 from llm_coop_envs.writing.items import arxiv_item
 from llm_coop_envs.writing.prompts import background_prompt, method_prompt
 from llm_coop_envs.writing.task import WritingSpec
@@ -168,13 +168,7 @@ ARXIV_V3_HOLE = (
 )
 
 
-ARXIV_V4_HOLE = (
-    "arxiv_intro-v4 does not read the facts, normalise the text or check each text's job: hedged contradictions, quantities "
-    "in words with changed units, values swapped between slots, antonyms outside a short hand list, roles reversed and "
-    "certainty inflated keep 91-100 % of the genuine reward; the abstract copied with zero-width joiners or look-alike "
-    "letters 89-92 %; the task restated, advice or a review instead of a retelling, a retraction appended up to all of "
-    "it; and one false alarm on an honest pair stops the chain at consistency (an honest pair earns 2.7 of 7)."
-)
+ARXIV_V4_HOLE = v4_hole("arxiv_intro-v4", "abstract")
 
 
 CURRENT = "arxiv_intro-v5"

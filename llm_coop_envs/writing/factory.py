@@ -83,3 +83,15 @@ def version_env(spec: WritingSpec, dataset: str, to_item: Callable[[Mapping[str,
 def warn_deprecated(hole: str) -> None:
     """Warn that an old version is deprecated, naming the hole its reward has (shown by default)."""
     warnings.warn(hole, FutureWarning, stacklevel=3)
+
+
+def v4_hole(env_id: str, source_name: str) -> str:
+    """The hole both ``-v4`` writing ids warn with (measured on ``tldr-v4``; the same reward on both)."""
+    return (
+        f"{env_id} does not read the facts, normalise the text or check each text's job: hedged contradictions, "
+        "quantities in words with changed units, values swapped between slots, antonyms outside a short hand list, "
+        f"roles reversed and certainty inflated keep 91-100 % of the genuine reward; the {source_name} copied with "
+        "zero-width joiners or look-alike letters 89-92 %; the task restated, advice or a review instead of a "
+        "retelling, a retraction appended up to all of it; and one false alarm on an honest pair stops the chain at "
+        "consistency (an honest pair earns 2.7 of 7)."
+    )

@@ -165,7 +165,7 @@ the data file, so a problem scores the same in every split.
 
 from __future__ import annotations
 
-from llm_coop_envs.writing.factory import version_env
+from llm_coop_envs.writing.factory import v4_hole, version_env
 from llm_coop_envs.writing.items import tldr_item
 from llm_coop_envs.writing.prompts import detail_prompt, tldr_prompt
 from llm_coop_envs.writing.task import WritingSpec
@@ -213,13 +213,7 @@ TLDR_V3_HOLE = (
 )
 
 
-TLDR_V4_HOLE = (
-    "tldr-v4 does not read the facts, normalise the text or check each text's job: hedged contradictions, quantities "
-    "in words with changed units, values swapped between slots, antonyms outside a short hand list, roles reversed and "
-    "certainty inflated keep 91-100 % of the genuine reward; the post copied with zero-width joiners or look-alike "
-    "letters 89-92 %; the task restated, advice or a review instead of a retelling, a retraction appended up to all of "
-    "it; and one false alarm on an honest pair stops the chain at consistency (an honest pair earns 2.7 of 7)."
-)
+TLDR_V4_HOLE = v4_hole("tldr-v4", "post")
 
 
 CURRENT = "tldr-v5"
