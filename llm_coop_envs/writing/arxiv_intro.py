@@ -81,7 +81,8 @@ With a custom reward, `solved`, feedback and `details` still come from the level
 ## Version history
 
 - v5: v4 with the text normalised once, the gates of each text's job and consistency read from claims
-  against the abstract, as `tldr-v5`. Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env`.
+  against the abstract, as `tldr-v5`; either text cut mid-sentence is read up to its last finished
+  sentence at half the reward. Maximum 7.0. Made by `llm_coop_envs.writing.arxiv_intro.env`.
 - v4 (deprecated; `make("arxiv_intro-v4")` warns): v3, and a pair that fails a structure gate earns a credit for the gates each text passes, and
   for a text that passes them all, for being about the abstract (at most 0.4 of the structure level's
   1.0), instead of 0, as `tldr-v4`. Every pair that passes the gates scores as on v3. Maximum 7.0.

@@ -89,9 +89,13 @@ def score_pair_v5(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
     plain, tokens = found.pair, (found.texts[0].words, found.texts[1].words)
     metrics: dict[str, Any] = {"words": {role: len(t) for role, t in zip(plain.roles, tokens)},
                                "gates_failed": {role: [g for g, ok in table.items() if not ok] for role, table in found.table.items()}}
+    dropped = [text.role for text in found.texts if text.tail_dropped]
+    if dropped:
+        metrics["unfinished_tail_dropped"] = dropped
     failure = found.failed()
     if failure is not None:
-        return PairScore((gate_credit(failure, plain, found.table, config, lm, metrics),), None, metrics, names, gated=True)
+        credit = (gate_credit(failure, plain, found.table, config, lm, metrics),)
+        return PairScore(_cut_short(credit, dropped, config.lm.unfinished_tail_factor), None, metrics, names, gated=True)
     rouge = None
     if reference is not None and reference.strip():
         rouge = rouge_mean(plain.texts[0], reference)
@@ -108,7 +112,16 @@ def score_pair_v5(pair: PairTexts, config: LevelConfig, lm: LanguageModel, refer
     }
     first = length_ratio_level(plain, tokens, config, metrics)
     scores = model_scores(plain, lm, _order_suspect(found.texts[1])) if first.passed else []
-    return PairScore(chained_levels(first, later, names), rouge, metrics, names)
+    return PairScore(_cut_short(chained_levels(first, later, names), dropped, check.unfinished_tail_factor),
+                     rouge, metrics, names)
+
+
+def _cut_short(levels: tuple[LevelOutcome, ...], dropped: list[str], factor: float) -> tuple[LevelOutcome, ...]:
+    """Every level times ``factor`` when a text's unfinished tail was dropped (``drop_unfinished_tail``)."""
+    if not dropped or factor == 1.0:
+        return levels
+    why = f" (× {factor:g}: the {' and '.join(dropped)} text stopped mid-sentence; only its finished sentences were read)"
+    return tuple(dataclasses.replace(level, score=level.score * factor, message=level.message + why) for level in levels)
 
 
 def consistency_level(pair: PairTexts, config: LevelConfig, metrics: dict,

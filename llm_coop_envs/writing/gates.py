@@ -55,6 +55,16 @@ class Text:
     config: LevelConfig
 
     @functools.cached_property
+    def whole(self) -> str:
+        """The normalised text with any dropped tail (what ``tags`` reads: a tag is never honest, read or not)."""
+        return fold(self.written)
+
+    @property
+    def tail_dropped(self) -> bool:
+        """The text stopped mid-sentence and is read up to its last finished sentence (``drop_unfinished_tail``)."""
+        return len(self.plain) < len(self.whole)
+
+    @functools.cached_property
     def words(self) -> list[str]:
         return tm.words(self.plain)
 
@@ -176,7 +186,7 @@ def _first(problems: list[str]) -> str | None:
 
 
 def tags(text: Text) -> str | None:
-    return _first(text_jobs.template_tags(text.plain))
+    return _first(text_jobs.template_tags(text.whole))
 
 
 def filler(text: Text) -> str | None:
@@ -208,8 +218,22 @@ def texts(roles: tuple[str, str], written: tuple[str, str], source: str, source_
           profile: SourceProfile | None, config: LevelConfig) -> tuple[Text, Text]:
     """The two texts of a pair as the gates read them (normalised once here)."""
     plain_source = fold(source)
-    return tuple(Text(role, k, text if isinstance(text, str) else "", fold(text), plain_source, source_name, profile, config)
+    drop = config.lm.drop_unfinished_tail if config.lm is not None else (False, False)
+    return tuple(Text(role, k, text if isinstance(text, str) else "", finished_part(fold(text)) if drop[k] else fold(text),
+                      plain_source, source_name, profile, config)
                  for k, (role, text) in enumerate(zip(roles, written)))  # type: ignore[return-value]
+
+
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s)")
+
+
+def finished_part(text: str) -> str:
+    """``text`` up to the end of its last finished sentence when it stops mid-sentence; whole otherwise
+    (also when it finished no sentence: ``finished`` then fails it)."""
+    if not facts.unfinished(text):
+        return text
+    ends = list(_SENTENCE_END.finditer(text))
+    return text[: ends[-1].end()] if ends else text
 
 
 def gate_problems(text: Text) -> dict[str, str | None]:

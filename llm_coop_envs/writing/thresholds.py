@@ -139,6 +139,15 @@ class LMCheck:
     """The phrase length :attr:`max_repeated` counts."""
     finished: tuple[bool, bool] = (False, True)
     """Which texts must end in a finished sentence (an author's TL;DR often has no final stop)."""
+    drop_unfinished_tail: tuple[bool, bool] = (False, False)
+    """Which texts are read up to their last finished sentence (``-v5``): a reply that ran out of its token
+    budget mid-sentence keeps the sentences it finished, and the cut fragment after them is dropped before
+    every gate, the claim check and the model (nothing reads it, so cutting earns nothing); a text with no
+    finished sentence is kept whole and fails ``finished``. The untrained default model runs past the
+    bench's budget in ~90 % of its longer texts, which then failed every level."""
+    unfinished_tail_factor: float = 1.0
+    """Every level of a pair with a dropped tail is multiplied by this (``-v5``: 0.5): finishing within the
+    budget still pays twice as much, and a pair cut short on purpose keeps at most this share."""
     check_names: tuple[bool, bool] = (True, True)
     """Which texts must name only what the source names (a background may bring outside names)."""
     fact_penalty: float = 0.5
@@ -167,6 +176,9 @@ class LMCheck:
                 raise TypeError(f"LMCheck.{name} must be a Band(low, ideal_low, ideal_high, high).")
         if self.role_gap is not None and not isinstance(self.role_gap, Band):
             raise TypeError("LMCheck.role_gap must be a Band or None.")
+        factor = self.unfinished_tail_factor
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0.0 <= factor <= 1.0:
+            raise ValueError(f"LMCheck.unfinished_tail_factor must be within [0, 1], got {factor!r}.")
         if not 0.0 <= self.max_off_source <= 1.0 or not 0.0 < self.max_templated <= 1.0:
             raise ValueError("LMCheck.max_off_source must be within [0, 1] and max_templated within (0, 1].")
         if not 0.0 < self.max_repeated <= 1.0:
@@ -439,8 +451,10 @@ ARXIV_V4_LEVELS = dataclasses.replace(ARXIV_V3_LEVELS, lm=dataclasses.replace(
 # consistency from the texts' claims against the source (llm_coop_envs.writing.claims), one disagreement costing a
 # stated share and never stopping the chain, repeated ones costing more each. Why each number: docs/envs/claims.md and
 # benchmarks/results/writing_v5/.
-TLDR_V5_LEVELS = dataclasses.replace(TLDR_V4_LEVELS, claims=ClaimsCheck())
+TLDR_V5_LEVELS = dataclasses.replace(TLDR_V4_LEVELS, claims=ClaimsCheck(), lm=dataclasses.replace(
+    TLDR_V4_LEVELS.lm, drop_unfinished_tail=(False, True), unfinished_tail_factor=0.5))
 """``tldr-v5``: ``tldr-v4`` with normalised text, each text's job checked and claims checked against the post."""
 
-ARXIV_V5_LEVELS = dataclasses.replace(ARXIV_V4_LEVELS, claims=ClaimsCheck())
+ARXIV_V5_LEVELS = dataclasses.replace(ARXIV_V4_LEVELS, claims=ClaimsCheck(), lm=dataclasses.replace(
+    ARXIV_V4_LEVELS.lm, drop_unfinished_tail=(True, True), unfinished_tail_factor=0.5))
 """``arxiv_intro-v5``: ``arxiv_intro-v4`` with normalised text, each text's job checked and claims checked against the abstract."""

@@ -39,7 +39,10 @@ model:
    anything: no invisible character (a text that had any fails); length in words, distinct words,
    function words, no copying from the post, whole or with words left out; no word mixing alphabets; no
    text built from one repeated sentence frame; no text stopping on an article, a preposition or a
-   conjunction, and the `detail` text ends in a finished sentence; no text that loops on a phrase (more
+   conjunction, and the `detail` text ends in a finished sentence (a `detail` that ran out of its token
+   budget mid-sentence is read up to its last finished sentence, the fragment dropped before anything
+   reads it, and the pair's every level is then halved: `LMCheck.drop_unfinished_tail`,
+   `unfinished_tail_factor`); no text that loops on a phrase (more
    than 30 % of its words in 8-word phrases it says more than once, `LMCheck.max_repeated`) or on a run
    of content words however its stopwords vary (more than 30 % in 4-word runs); no text stringing the
    post's own words together in the post's order; the **sentence order**, clauses after `;` and `:`
@@ -117,7 +120,9 @@ the data file, so a problem scores the same in every split.
   a text's job (invisible characters, chat-template tags, filler lines, retractions, loops after removing
   stopwords, advice, review or the task restated instead of a retelling); consistency read from claims
   against the post, one disagreement costing 0.2 and never stopping the chain, the k-th k × 0.2 (three
-  fail the level; an unsupported claim 0.05, those at most 0.1); each gate defined once. Maximum 7.0.
+  fail the level; an unsupported claim 0.05, those at most 0.1); each gate defined once; a `detail` cut
+  mid-sentence read up to its last finished sentence at half the reward (the untrained model ran past the
+  budget in ~90 % of its details, which then failed every level). Maximum 7.0.
   Made by `llm_coop_envs.writing.tldr.env`. Its hostile table: `benchmarks/results/writing_v5/v5_results.md`.
 - v4 (deprecated; `make("tldr-v4")` warns): v3, and a pair that fails a structure gate earns a credit for the gates each text passes, and
   for a text that passes them all, for being about the post (at most 0.4 of the structure level's

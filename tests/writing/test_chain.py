@@ -13,7 +13,9 @@ pytest.importorskip("pint")
 from benchmarks.writing import hostile_facts  # noqa: E402
 from benchmarks.writing.hostile import cases  # noqa: E402
 from llm_coop_envs.writing import gates  # noqa: E402
-from llm_coop_envs.writing.chain import consistency_level, gated  # noqa: E402
+from llm_coop_envs.writing.chain import _cut_short, consistency_level, gated  # noqa: E402
+from llm_coop_envs.writing.gates import finished_part  # noqa: E402
+from llm_coop_envs.writing.outcome import LevelOutcome  # noqa: E402
 from llm_coop_envs.writing.reward import PairTexts  # noqa: E402
 from llm_coop_envs.writing.thresholds import (  # noqa: E402
     ARXIV_V4_LEVELS, ARXIV_V5_LEVELS, TLDR_V4_LEVELS, TLDR_V5_LEVELS, ClaimsCheck,
@@ -34,7 +36,8 @@ def all_cases(genuine):
 
 def test_v4_settings_are_unchanged_by_v5():
     assert TLDR_V4_LEVELS.claims is None and ARXIV_V4_LEVELS.claims is None
-    assert dataclasses.replace(TLDR_V5_LEVELS, claims=None) == TLDR_V4_LEVELS
+    v4_lm = dataclasses.replace(TLDR_V5_LEVELS.lm, drop_unfinished_tail=(False, False), unfinished_tail_factor=1.0)
+    assert dataclasses.replace(TLDR_V5_LEVELS, claims=None, lm=v4_lm) == TLDR_V4_LEVELS
 
 
 @pytest.mark.parametrize("kind", ["tldr", "arxiv"])
@@ -104,3 +107,26 @@ def test_three_contradictions_fail_consistency_and_stop_the_chain():
     outcome = consistency_level(PairTexts(("tldr", "detail"), texts, source, "post"), TLDR_V5_LEVELS, metrics)
     assert metrics["claims"]["counts"]["contradicted"] >= 3
     assert not outcome.passed and outcome.score == 0.0
+
+
+@pytest.mark.parametrize("text, read", [
+    ("He asked twice. Then he went to the", "He asked twice."),
+    ("He asked twice. She said \"no.\" Then", "He asked twice. She said \"no.\""),
+    ("He asked twice.", "He asked twice."),
+    ("no sentence ends here", "no sentence ends here"),  # kept whole: `finished` fails it
+])
+def test_a_text_cut_mid_sentence_is_read_up_to_its_last_finished_sentence(text, read):
+    assert finished_part(text) == read
+
+
+def test_a_dropped_tail_is_read_nowhere_and_halves_the_pair():
+    source = ("My roommate Jake keeps eating my food even though I asked him twice to stop. The heater has been broken "
+              "for two weeks, and the landlord has not answered my emails.")
+    cut = "Jake eats my food. The heater is broken and the landlord ignores the jumbled quant"
+    found = gated(PairTexts(("tldr", "detail"), ("Roommate eats my food", cut), source, "post"), TLDR_V5_LEVELS)
+    assert found.texts[1].plain == "Jake eats my food." and found.texts[1].tail_dropped
+    assert found.texts[0].plain == "Roommate eats my food" and not found.texts[0].tail_dropped  # a TL;DR may omit its stop
+    levels = (LevelOutcome("structure", 1.0, True, "ok"), LevelOutcome("fluency", 0.5, True, "ok"))
+    halved = _cut_short(levels, ["detail"], TLDR_V5_LEVELS.lm.unfinished_tail_factor)
+    assert [o.score for o in halved] == [0.5, 0.25] and "stopped mid-sentence" in halved[0].message
+    assert _cut_short(levels, [], 0.5) == levels
