@@ -3,7 +3,9 @@
 Each batch thread holds one warm interpreter for the whole batch and keeps QUEUE_DEPTH requests
 in its pipe: while one program runs, the next one is already waiting, so the interpreter starts it
 the moment it has cleaned up after the last one instead of idling for a round trip to this
-process (read the reply, build the result, encode the next request, wake up).
+process (read the reply, build the result, encode the next request, wake up). A batch of no more
+jobs than threads queues one request on each instead, so that they run side by side rather than
+both on the first thread's interpreter (the counterfactual runs of one step are two requests).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class _Batch:
                  on_result: Callable[[int, Any], None] | None) -> None:
         self.jobs, self.prepare, self.pool = jobs, prepare, pool
         self.on_result = on_result
+        self.depth = QUEUE_DEPTH  # requests queued on one warm interpreter (run_batch)
         self.results: list[Any] = [None] * len(jobs)
         self._next = 0
         self._lock = threading.Lock()
@@ -153,7 +156,7 @@ class _Lane:
             self.batch.finish(item.index, item.request.build(facts, worker.isolation))
 
     def _fill(self, worker: Worker) -> None:
-        while len(self.in_flight) < QUEUE_DEPTH:
+        while len(self.in_flight) < self.batch.depth:
             item = self._next_item()
             if item is None:
                 return
@@ -194,6 +197,9 @@ def run_batch(jobs: list, prepare: Prepare, config: SandboxConfig, workers: int 
                     max(workers, api.cores()))
     batch = _Batch(jobs, prepare, pool, on_result)
     lanes = min(workers, len(jobs))
+    # No more jobs than lanes: one each, rather than QUEUE_DEPTH queued on the first lane's
+    # interpreter (which would take them before the others start): they run side by side.
+    batch.depth = min(QUEUE_DEPTH, -(-len(jobs) // lanes))
     with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="sandbox-batch") as executor:
         for future in [executor.submit(_Lane(batch).run) for _ in range(lanes)]:
             future.result()
