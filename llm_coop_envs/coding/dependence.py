@@ -23,8 +23,9 @@ its first hidden test that does not pass (the rest are not run): only "all passe
 ``infos[agent]["details"]["helper_dependence"]``; it never reaches an observation.
 
 How they run (:func:`variant_requests`): the runs of a step are a sandbox request of variants
-(``llm_coop_envs.sandbox.variants``; two, one after the other in this order, where a step alone would
-leave a core idle), aux alone first, then the stand-ins, then the pairings. Each
+(``llm_coop_envs.sandbox.variants``), aux alone first, then the stand-ins, then the pairings; where a
+step alone would leave a core idle, two requests side by side: aux alone and the stand-ins in one, the
+pairings in the other (or, when no pairing is left to run, the stand-ins split in two). Each
 variant is judged as a run of its own, every hidden test in a process of its own, forked from one
 confined run, so no program sees another's state; what one can do to the others is end the request's
 run early, which fails every later variant: with the pairings last, that only withholds the credit
@@ -32,7 +33,8 @@ run early, which fails every later variant: with the pairings last, that only wi
 from ``aux``). A pairing whose program is the joint program itself (the reference pairs) is not run
 again: it would repeat the joint run, which passed every hidden test (:func:`reused`). Once a
 stand-in has timed out, the stand-ins after it in its request are not run and count as timed out: a
-main that loops under every stand-in costs a stand-in's limit per request rather than twelve. (So a main that times out under
+main that loops under every stand-in costs one stand-in's limit per step rather than twelve (its request
+runs beside the pairings'). (So a main that times out under
 one stand-in and would pass under a later one is paid as needing ``aux``; telling that stand-in from
 ``aux`` is already enough to fail on purpose.)
 
@@ -79,9 +81,15 @@ helper routed through ``aux(0, x)`` or ``aux(x)[0]`` is no other spelling of the
 PAIRINGS = ("main_with_reference_aux", "helper_with_reference_main")
 ALONE = "aux_alone"
 TIME_FACTOR = 3.0
-"""A stand-in run may take this many times the joint run's duration ..."""
-MIN_TIME_S = 0.25
-"""... but at least this long (a fork and the tests' calls), and never more than the env's own limits."""
+"""A stand-in run may take this many times the joint run's duration (which forked a process for
+every hidden test and passed them all) ..."""
+MIN_TIME_S = 0.1
+"""... but at least this long (a fork, the program's load and the tests' calls: a stand-in run that
+passes makes as many as the joint run did, which took a third of this or less), and never more than
+the env's own limits. A looping main costs this limit per step (see :func:`variant_requests`)."""
+ROUND_S = 0.25
+"""Limits above :data:`MIN_TIME_S` are rounded up to a multiple of this, so that the runs of many
+steps share a few batches."""
 
 Job = tuple[str, list[str], str, str]
 
@@ -159,16 +167,30 @@ def variant_requests(jobs: Mapping[str, Job | None], done: Mapping[str, object],
     from one confined run): for each request, its runs' names and its job (variants, tests, context,
     skip_after_timeout); none when no run is left. All share the problem's hidden tests and context.
     ``parts``: how many requests to split the runs into (consecutive, in the order below), so that
-    idle cores can run them side by side; each is a run of its own.
+    idle cores can run them side by side; each is a run of its own. With more than one, the
+    pairings, when any is left to run, get a request of their own (they run every hidden test,
+    the others stop at their first failing one, so the two take about as long), and aux alone and
+    every stand-in share the other.
 
     Their order: aux alone, the stand-ins, the pairings. A program that ends the request's run
     early (the only way one variant reaches another) makes every later variant fail: with the
     pairings last, that withholds the credit. Once a stand-in has timed out, the stand-ins after it
     are not run and count as timed out (failing, the direction a main can always take by telling a
     stand-in from ``aux``): a main that loops under every stand-in costs one stand-in's limit, not
-    twelve. Aux alone and the pairings always run, each with its own limit."""
+    twelve. Aux alone and the pairings always run, each with its own limit. Requests of only
+    pairings order nothing differently: a pairing that ends the run fails the pairing after it,
+    which withholds the credit."""
     order = [ALONE, *STAND_INS, *PAIRINGS]
     names = [name for name in order if jobs.get(name) is not None and name not in done]
+    pairings = [name for name in names if name in PAIRINGS]
+    if parts > 1 and pairings and len(pairings) < len(names):
+        # The pairings run every hidden test (they must pass them all) and the others stop at
+        # their first failing one: two lanes of about the same length. Every stand-in is then in
+        # one request, whose first time-out skips the rest, and no stand-in shares a request with
+        # a pairing: a main that loops under the stand-ins (and so, likely, with the reference
+        # aux) costs one limit per step, its two time-outs side by side rather than one after
+        # the other.
+        return [_request(jobs, names[:-len(pairings)]), _request(jobs, pairings)]
     size = math.ceil(len(names) / max(1, parts)) if names else 1
     return [_request(jobs, names[start:start + size]) for start in range(0, len(names), size)]
 
@@ -190,8 +212,8 @@ def decide(jobs: Mapping[str, Job | None], results: Mapping[str, ExecutionResult
 
 def scaled_config(config: SandboxConfig, joint_duration_s: float) -> SandboxConfig:
     """The limits of a counterfactual run: a few times the joint run's, within the env's own."""
-    # Rounded up to a multiple of MIN_TIME_S so that the runs of many steps share a few batches.
-    limit = min(config.timeout_s, MIN_TIME_S * math.ceil(max(1.0, TIME_FACTOR * joint_duration_s / MIN_TIME_S)))
+    scaled = TIME_FACTOR * joint_duration_s
+    limit = min(config.timeout_s, MIN_TIME_S if scaled <= MIN_TIME_S else ROUND_S * math.ceil(scaled / ROUND_S))
     # Each run only asks whether every hidden test passes: it stops at the first that does not.
     return dataclasses.replace(config, timeout_s=limit, test_timeout_s=min(config.test_timeout_s, limit),
                                stop_at_failure=True)
