@@ -83,10 +83,13 @@ ALONE = "aux_alone"
 TIME_FACTOR = 3.0
 """A stand-in run may take this many times the joint run's duration (which forked a process for
 every hidden test and passed them all) ..."""
-MIN_TIME_S = 0.1
+MIN_TIME_S = 0.25
 """... but at least this long (a fork, the program's load and the tests' calls: a stand-in run that
-passes makes as many as the joint run did, which took a third of this or less), and never more than
-the env's own limits. A looping main costs this limit per step (see :func:`variant_requests`)."""
+passes makes as many as the joint run did), and never more than the env's own limits. The limit is wall
+time, so this floor is also the margin against a busy machine: a stand-in that passes but is slowed past
+its limit counts as failing and would pay the credit, so the reward would depend on the load (a 0.1 s
+floor, tried, cut the looping main's cost by about half but left a fast program a margin of ~3x its
+joint run). A looping main costs this limit per step (see :func:`variant_requests`)."""
 ROUND_S = 0.25
 """Limits above :data:`MIN_TIME_S` are rounded up to a multiple of this, so that the runs of many
 steps share a few batches."""
