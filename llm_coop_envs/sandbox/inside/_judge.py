@@ -308,15 +308,7 @@ def judge(about: dict, fds: list[int], host_in: int, control: socket.socket) -> 
         judging = Judge(about, tests["tests"], tests.get("context") or "", session,
                         tests.get("compiled"))
         marks["tests_compiled"] = time.monotonic()
-        first = judging.setup()
-        marks["program_ran"] = time.monotonic()
-        facts["setup"], facts["bind"] = first.get("setup"), first.get("bind")
-        setup_ok = isinstance(facts["setup"], dict) and facts["setup"].get("status") == "ok"
-        if setup_ok and facts["bind"] is None:
-            judging.run(facts)
-            marks["tests_judged"] = time.monotonic()
-        else:
-            facts["done"] = True
+        setup_and_run(judging, facts, marks)
     except _monitor.RunOver:
         pass
     finally:
@@ -325,6 +317,21 @@ def judge(about: dict, fds: list[int], host_in: int, control: socket.socket) -> 
     facts.update(session.facts())
     marks["facts_ready"] = time.monotonic()
     return facts
+
+
+def setup_and_run(judging: Judge, facts: dict, marks: dict | None = None) -> None:
+    """Run the program; when it loaded and its entry point bound, judge every test into ``facts``
+    (a run's, or one variant's: _variants.py), else mark the facts done."""
+    first = judging.setup()
+    if marks is not None:
+        marks["program_ran"] = time.monotonic()
+    facts["setup"], facts["bind"] = first.get("setup"), first.get("bind")
+    if isinstance(facts["setup"], dict) and facts["setup"].get("status") == "ok" and facts["bind"] is None:
+        judging.run(facts)
+        if marks is not None:
+            marks["tests_judged"] = time.monotonic()
+    else:
+        facts["done"] = True
 
 
 def _exit_status(control: socket.socket) -> int:

@@ -79,13 +79,7 @@ def _one(index: int, final: bool, entry_point: object, about: dict, tests: dict,
         judging = _judge.Judge({"entry_point": entry_point, "limits": about["limits"]},
                                tests["tests"], tests.get("context") or "", session,
                                tests.get("compiled"))
-        first = judging.setup()
-        facts["setup"], facts["bind"] = first.get("setup"), first.get("bind")
-        if isinstance(facts["setup"], dict) and facts["setup"].get("status") == "ok" \
-                and facts["bind"] is None:
-            judging.run(facts)
-        else:
-            facts["done"] = True
+        _judge.setup_and_run(judging, facts)
     except _monitor.RunOver:
         pass
     finally:
