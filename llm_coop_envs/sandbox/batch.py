@@ -62,10 +62,13 @@ class _Batch:
     """Shared state of one batch call: the jobs not yet taken and the results."""
 
     def __init__(self, jobs: list, prepare: Prepare, pool: Pool,
-                 on_result: Callable[[int, Any], None] | None) -> None:
+                 on_result: Callable[[int, Any], None] | None, lanes: int) -> None:
         self.jobs, self.prepare, self.pool = jobs, prepare, pool
         self.on_result = on_result
-        self.depth = QUEUE_DEPTH  # requests queued on one warm interpreter (run_batch)
+        # Requests queued on one warm interpreter. With no more jobs than lanes, one each rather than
+        # QUEUE_DEPTH on the first lane's interpreter (which would take them before the others
+        # start): they run side by side.
+        self.depth = min(QUEUE_DEPTH, -(-len(jobs) // lanes))
         self.results: list[Any] = [None] * len(jobs)
         self._next = 0
         self._lock = threading.Lock()
@@ -195,11 +198,8 @@ def run_batch(jobs: list, prepare: Prepare, config: SandboxConfig, workers: int 
         return []
     pool = get_pool(backends.resolve(config.backend), config.preload_modules, config.max_file_mb,
                     max(workers, api.cores()))
-    batch = _Batch(jobs, prepare, pool, on_result)
     lanes = min(workers, len(jobs))
-    # No more jobs than lanes: one each, rather than QUEUE_DEPTH queued on the first lane's
-    # interpreter (which would take them before the others start): they run side by side.
-    batch.depth = min(QUEUE_DEPTH, -(-len(jobs) // lanes))
+    batch = _Batch(jobs, prepare, pool, on_result, lanes)
     with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="sandbox-batch") as executor:
         for future in [executor.submit(_Lane(batch).run) for _ in range(lanes)]:
             future.result()
