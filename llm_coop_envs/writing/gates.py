@@ -46,6 +46,8 @@ class Text:
     """0: the first role's text, 1: the second's."""
     written: str
     """The text as the policy wrote it (only ``visible`` reads it)."""
+    whole: str
+    """The normalised text with any dropped tail (what ``tags`` reads: a tag is never honest, read or not)."""
     plain: str
     """The normalised text: what every other gate, the claim check and the model read."""
     source: str
@@ -53,11 +55,6 @@ class Text:
     source_name: str
     profile: SourceProfile | None
     config: LevelConfig
-
-    @functools.cached_property
-    def whole(self) -> str:
-        """The normalised text with any dropped tail (what ``tags`` reads: a tag is never honest, read or not)."""
-        return fold(self.written)
 
     @property
     def tail_dropped(self) -> bool:
@@ -219,9 +216,12 @@ def texts(roles: tuple[str, str], written: tuple[str, str], source: str, source_
     """The two texts of a pair as the gates read them (normalised once here)."""
     plain_source = fold(source)
     drop = config.lm.drop_unfinished_tail if config.lm is not None else (False, False)
-    return tuple(Text(role, k, text if isinstance(text, str) else "", finished_part(fold(text)) if drop[k] else fold(text),
-                      plain_source, source_name, profile, config)
-                 for k, (role, text) in enumerate(zip(roles, written)))  # type: ignore[return-value]
+    out = []
+    for k, (role, text) in enumerate(zip(roles, written)):
+        whole = fold(text)
+        out.append(Text(role, k, text if isinstance(text, str) else "", whole, finished_part(whole) if drop[k] else whole,
+                        plain_source, source_name, profile, config))
+    return tuple(out)  # type: ignore[return-value]
 
 
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s)")
