@@ -47,4 +47,4 @@ __all__ = [
     "step_many",
 ]
 
-from llm_coop_envs import builtin_envs as _builtin_envs  # noqa: E402  (registers the bundled ids)
+from llm_coop_envs import builtin_envs as _builtin_envs  # noqa: E402, F401  (registers the bundled ids)

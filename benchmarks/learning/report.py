@@ -76,7 +76,7 @@ def markdown(meta: Mapping[str, Any], summary: Mapping[str, Any], has_curves: bo
         + "; every held-out evaluation is greedy (temperature 0), one episode per problem. The untrained "
         "team is evaluated once per setting and is step 0 of every run of that team. Every number below "
         "is recomputed from the per-problem records in `records/` by "
-        f"`python -m benchmarks.learning.recompute <this folder>`.",
+        "`python -m benchmarks.learning.recompute <this folder>`.",
         f"Machine: {machine['cores']} cores ({machine['cpu']}), Python {machine['python']}. "
         "Runs execute one at a time; the load around each session that trained:",
         sessions_table(meta.get("sessions", [])),

@@ -14,7 +14,7 @@ k-subset with probability C(j - 1, k - 1) / C(n, k); with 0/1 scores this is exa
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 DEFAULT_KS = (1, 3, 5, 10)
 

@@ -159,8 +159,6 @@ def _argmax_agreement(reference, other) -> dict:
 
 
 def _logprobs_and_grads(policies, observations, completions_by_agent):
-    import torch
-
     result = {}
     for agent in policies.agents:
         completions = completions_by_agent[agent]

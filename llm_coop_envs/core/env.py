@@ -215,7 +215,6 @@ class CoopEnv(ParallelEnv):
         feedback = {a: safe_text(str(text), MAX_FEEDBACK_CHARS) for a, text in feedback.items()}
         episode.history.append(self._turn_record(episode, replies, evaluation, feedback))
         episode.last_replies, episode.pending = replies, {}
-        reward = evaluation.reward.total
         played_turn, live = episode.turn, list(self.agents)
         if done or truncated:
             self.agents = []

@@ -27,7 +27,7 @@ def _one_line(capsys, command, argv, prefix):
     return line
 
 
-def test_eval_refuses_an_out_that_holds_an_evaluation(tmp_path, script, capsys, monkeypatch):
+def test_eval_refuses_an_out_that_holds_an_evaluation(tmp_path, script, capsys, monkeypatch):  # noqa: F811  (the fixture)
     out = tmp_path / "out"
     argv = ["coop_basics-v1", "--scripted", str(script), "--methods", "env", "-n", "1", "--problems", "2", "--out", str(out), "-q"]
     assert eval_command(argv) == 0

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.learning.cli import _parser, bench_command
-from benchmarks.learning.plan import Budget, RunSpec, check_algorithms, plan, train_command
+from benchmarks.learning.plan import Budget, check_algorithms, plan, train_command
 from benchmarks.learning.protocol import load_protocol
 from tests.benchmarks.learning_runs import write_meta, write_run
 from tests.test_docs_examples import python_blocks

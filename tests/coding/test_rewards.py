@@ -6,7 +6,6 @@ import pytest
 
 from llm_coop_envs.coding.reward import LEVEL_COMPONENTS
 from llm_coop_envs.coding.task import CodingTask
-from llm_coop_envs.core.reward import RewardResult
 from tests.coding.problems import (
     HELPER_DOUBLE_SUM, HELPER_SUM, MAIN_ALONE, MAIN_IGNORES, MAIN_USES, MAIN_WRAPS, rows,
 )

@@ -64,7 +64,7 @@ def test_renames_apply_to_hub_rows(tmp_path):
 
 
 def test_sharded_parquet_split(tmp_path):
-    pyarrow = pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow")
     import pyarrow.parquet
 
     def parquet(rows) -> bytes:

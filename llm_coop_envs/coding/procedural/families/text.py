@@ -79,7 +79,7 @@ def initials(rng: random.Random, level: int) -> Draft:
         inputs = [([pick(rng, FIRST).capitalize() for _ in range(rng.randint(shortest, longest))],) for _ in range(10)]
         return Draft(
             entry_point=entry, params="names",
-            summary=f"Return a new list with the first letter of every name: name[0].",
+            summary="Return a new list with the first letter of every name: name[0].",
             helper_signature="def aux(name):", helper_doc="Return the first letter of name: name[0].",
             reference_helper="def aux(name):\n    return name[0]\n",
             reference_main=f"def {entry}(names):\n    return [aux(n) for n in names]\n", inputs=inputs, public_count=1,
