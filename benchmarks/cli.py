@@ -98,7 +98,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, list, list[tuple[str, str, 
     if args.scripted:
         _read_script(args.scripted)
     elif methods:
-        from trainers.model_cache import check_model_available
+        from llm_coop_envs.lm.cache import check_model_available
 
         check_model_available(args.model)
     return config, methods, checkpoints, tuple(env.possible_agents)
@@ -117,7 +117,7 @@ def _fail(error: BaseException) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     from benchmarks.evaluate import EVAL_SAMPLING, EvalConfig
-    from trainers.model_cache import DEFAULT_MODEL_LABEL
+    from llm_coop_envs.lm.cache import DEFAULT_MODEL_LABEL
 
     defaults = EvalConfig(env="")  # the Python API's defaults are the command line's
     parser = OneLineParser(

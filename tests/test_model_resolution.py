@@ -9,8 +9,8 @@ import zipfile
 import pytest
 
 import llm_coop_envs.data.hub as hub
-from trainers import model_cache
-from trainers.model_cache import GGUF_NAME, NETWORK_ATTEMPTS, ModelUnavailable, PullFailed, resolve_model
+from llm_coop_envs.lm import cache as model_cache
+from llm_coop_envs.lm.cache import GGUF_NAME, NETWORK_ATTEMPTS, ModelUnavailable, PullFailed, resolve_model
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def probe(monkeypatch):
             calls.append(endpoint)
             return answers.pop(0) if answers else None
 
-        monkeypatch.setattr(hub, "_offline_reason", answer)
+        monkeypatch.setattr(hub, "offline_reason", answer)
         return calls
 
     return scripted

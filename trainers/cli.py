@@ -75,7 +75,7 @@ def train_command(argv: Sequence[str]) -> int:
         fields["resume"] = True
     if args.overwrite:
         fields["overwrite"] = True
-    from trainers.model_cache import ModelUnavailable
+    from llm_coop_envs.lm.cache import ModelUnavailable
     from trainers.run_folder import RunExistsError
 
     try:
@@ -141,7 +141,7 @@ def demo_run_names() -> list[str]:
 def check_models(cfg) -> None:
     """Every model of the run can be loaded here (a Hub id needs the Hub or the local cache): an
     unreachable one is a one-line error in seconds, not retries and tracebacks after the env is built."""
-    from trainers.model_cache import check_model_available
+    from llm_coop_envs.lm.cache import check_model_available
 
     for name in {cfg.model, *cfg.agent_models.values()}:
         check_model_available(name)
@@ -190,7 +190,7 @@ def run_training(cfg, env=None, eval_env=None, algorithm=None) -> dict:
 
     started = time.monotonic()
     trainer = Trainer(cfg, env=env, eval_env=eval_env, algorithm=algorithm)
-    from trainers.model_cache import model_label
+    from llm_coop_envs.lm.cache import model_label
 
     print(f"Training {len(trainer.agents)} agent(s) {list(trainer.agents)} on {cfg.env} with {cfg.algo}, model "
           f"{model_label(cfg.model)}; run folder {trainer.run_dir}")
@@ -259,7 +259,7 @@ def pull_model_command(argv: Sequence[str]) -> int:
     missing = [name for name in ("torch", "transformers", "gguf") if _find_spec(name) is None]
     if missing:
         return _fail("llm-coop pull-model", f"converting the model needs the train extra (missing: {', '.join(missing)}): {_install_hint()}.")
-    from trainers.model_cache import pull_model
+    from llm_coop_envs.lm.cache import pull_model
 
     try:
         path = pull_model(args.target, force=args.force)
@@ -283,7 +283,7 @@ def _train_parser() -> argparse.ArgumentParser:
     parser.add_argument("--env", default=None, help="env id, e.g. coop_humaneval-v2")
     parser.add_argument("--algo", default=None, help="algorithm: magrpo, grpo, mareinforce, marloo, maremax, mappo, iac, maac, a registered or installed "
                         "name, or package.module:Class")
-    from trainers.model_cache import DEFAULT_MODEL_LABEL
+    from llm_coop_envs.lm.cache import DEFAULT_MODEL_LABEL
 
     parser.add_argument("--model", default=None, help=f"'default' ({DEFAULT_MODEL_LABEL}), a Hub id or a path")
     parser.add_argument("--steps", type=int, default=None)

@@ -448,7 +448,7 @@ def check_model_reference(name: str) -> None:
 
     A name that looks like a path (``/…``, ``./…``, ``~/…``, three or more parts) must exist here;
     ``org/name`` and ``name`` are taken for Hub ids (resolved when the model loads)."""
-    from trainers.model_cache import DEFAULT_MODEL_ALIASES, DEFAULT_MODEL_LABEL
+    from llm_coop_envs.lm.cache import DEFAULT_MODEL_ALIASES, DEFAULT_MODEL_LABEL
 
     if name in DEFAULT_MODEL_ALIASES or Path(name).expanduser().exists():
         return

@@ -310,7 +310,7 @@ def load_model(name_or_path: str) -> ModelPair:
     """A causal LM in fp32 and its tokenizer (``default`` → the cached SmolLM2, pulled if missing)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from trainers.model_cache import resolve_model
+    from llm_coop_envs.lm.cache import resolve_model
 
     path = resolve_model(name_or_path)
     tokenizer = AutoTokenizer.from_pretrained(path)

@@ -12,7 +12,7 @@ git commit and dirty flag, a plug-in's module hash; :mod:`trainers.code_version`
 the versions of the packages that made it
 (``versions``: the project, Python, torch, transformers, peft and, when installed, vLLM).
 
-``model`` is a name or path (recorded with :func:`trainers.model_cache.model_record`: an id another
+``model`` is a name or path (recorded with :func:`llm_coop_envs.lm.cache.model_record`: an id another
 machine can resolve plus its revision or weight hash) or, for generators that use no model, any
 JSON-friendly description. ``env.kwargs`` are the ``make`` arguments, so
 ``llm_coop_envs.make(record["env"]["id"], **record["env"]["kwargs"])`` rebuilds the env.
@@ -188,7 +188,7 @@ def model_card(agent: str, base: Any, record: Mapping[str, Any]) -> str:
     loader = (f'AutoPeftModelForCausalLM.from_pretrained("{agent}")' if hub else
               f'PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(resolve_model("{base_ref}")), "{agent}")')
     imports = ("from peft import AutoPeftModelForCausalLM" if hub else "from peft import PeftModel\n"
-               "from transformers import AutoModelForCausalLM\nfrom trainers.model_cache import resolve_model")
+               "from transformers import AutoModelForCausalLM\nfrom llm_coop_envs.lm.cache import resolve_model")
     body = [
         f"# LoRA adapter of the `{agent}` agent",
         "",
@@ -219,7 +219,7 @@ def model_card(agent: str, base: Any, record: Mapping[str, Any]) -> str:
 
 def _model(model: Any) -> Any:
     if isinstance(model, str):
-        from trainers.model_cache import model_record
+        from llm_coop_envs.lm.cache import model_record
 
         return model_record(model)
     return _jsonable(model)

@@ -44,7 +44,7 @@ def checkpoint_team(checkpoint: str | Path, *, sampling: Any = None, **config: A
     """The agents of a trainer checkpoint folder (``<run>/checkpoints/step-N`` or the run folder: its latest);
     ``sampling`` defaults to ``benchmarks.evaluate.EVAL_SAMPLING``, as on the command line."""
     from trainers.loading import load_policies
-    from trainers.model_cache import model_record
+    from llm_coop_envs.lm.cache import model_record
 
     loaded = load_policies(checkpoint, **config)
     described = {"base": model_record(loaded.config.model), "checkpoint": str(loaded.folder), "step": loaded.step}

@@ -414,7 +414,7 @@ def _save_meta(meta: dict[str, Any], runs_dir: Path) -> None:
 
 
 def describe_model(model: str) -> str:
-    from trainers.model_cache import model_label
+    from llm_coop_envs.lm.cache import model_label
 
     return model_label(model)
 

@@ -102,7 +102,7 @@ def trl_trainer(tokens: int, run_dir: str):
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from trainers.model_cache import resolve_model
+    from llm_coop_envs.lm.cache import resolve_model
 
     path = resolve_model("default")
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -277,7 +277,7 @@ def report(uptimes: tuple[str, str], command: str, tokens: int, ours: list[Mappi
     import transformers
 
     step_s = [o["step_s"] for o in ours]
-    from trainers.model_cache import model_label
+    from llm_coop_envs.lm.cache import model_label
 
     lines = [
         "# Trainer step: speed and memory", "",

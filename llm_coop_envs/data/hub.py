@@ -36,7 +36,7 @@ def hub_rows(repo_id: str, split: str) -> list[Row]:
     except ImportError:
         raise HubUnavailable("the 'huggingface_hub' package is not installed") from None
     endpoint = os.environ.get("HF_ENDPOINT", DEFAULT_ENDPOINT).rstrip("/")
-    reason = _offline_reason(endpoint)
+    reason = offline_reason(endpoint)
     paths: list[Path] = []
     if reason is None:
         try:
@@ -49,7 +49,7 @@ def hub_rows(repo_id: str, split: str) -> list[Row]:
     return [row for path in paths for row in _read(path)]
 
 
-def _offline_reason(endpoint: str) -> str | None:
+def offline_reason(endpoint: str) -> str | None:
     """Why the Hub cannot be asked now (None when it can): offline mode, or no connection to it."""
     if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE"):
         return "HF_HUB_OFFLINE is set"

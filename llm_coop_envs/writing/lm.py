@@ -28,7 +28,7 @@ from typing import Any
 from llm_coop_envs.cache_api import cache_of, passing
 
 DEFAULT_MODEL = "default"
-"""The project's default small model (SmolLM2-135M-Instruct, see ``trainers.model_cache``)."""
+"""The project's default small model (SmolLM2-135M-Instruct, see ``llm_coop_envs.lm.cache``)."""
 INSTALL_HINT = "pip install 'llm-coop-envs[train]'"
 
 Request = tuple[str, str, str]
@@ -279,14 +279,10 @@ def _load_pretrained(name: str):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    path = name
-    try:
-        from trainers.model_cache import resolve_model
+    from llm_coop_envs.lm.cache import resolve_model
 
+    try:
         path = resolve_model(name, pull=False)
-    except ImportError:
-        if name == DEFAULT_MODEL:
-            raise LanguageModelUnavailable(f"The default model needs the trainers package: {INSTALL_HINT}") from None
     except FileNotFoundError as error:
         raise LanguageModelUnavailable(
             f"The -v3 writing rewards read the texts with a small language model that is not on this machine: "

@@ -195,7 +195,7 @@ def test_a_writing_run_without_test_counts_is_reported_by_solved_rate_and_reward
 def test_the_benchmark_meta_carries_the_provenance_record():
     import llm_coop_envs
     from benchmarks.learning.cli import bench_provenance
-    from trainers.model_cache import PACKAGED_MODEL_ID
+    from llm_coop_envs.lm.cache import PACKAGED_MODEL_ID
 
     record = bench_provenance("coop_basics-v0", BUDGET)
     assert record["package_version"] == llm_coop_envs.__version__ and record["env"]["id"] == "coop_basics-v0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from trainers.model_cache import PACKAGED_MODEL_ID
+from llm_coop_envs.lm.cache import PACKAGED_MODEL_ID
 from trainers.provenance import write_provenance
 
 RECORD = {"package_version": "0.1.0", "model": {"id": PACKAGED_MODEL_ID, "label": "SmolLM2 (packaged build)"},

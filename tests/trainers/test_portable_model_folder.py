@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from tests.trainers.conftest import build_tokenizer
-from trainers.model_cache import PORTABLE_TOKENIZER_CLASS, make_portable, resolve_model
+from llm_coop_envs.lm.cache import PORTABLE_TOKENIZER_CLASS, make_portable, resolve_model
 
 TEXT = "def add(x, y): return x + y  # helper"
 ROPE_THETA = 100000.0  # SmolLM2's; transformers' default is 10,000

@@ -10,7 +10,7 @@ from llm_coop_envs.core import CoopEnv
 from tests.trainers.conftest import LetterTask, build_model, tiny_config
 from trainers.checkpoint import latest_checkpoint
 from trainers.config import SamplingConfig
-from trainers.model_cache import (
+from llm_coop_envs.lm.cache import (
     DEFAULT_MODEL_HUB_ID,
     PACKAGED_MODEL_ID,
     DEFAULT_MODEL_LABEL,

@@ -26,7 +26,7 @@ V4_FAMILIES = {n: f for n, f in FAMILIES.items() if n not in hostile_facts.FAMIL
 def default_model():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from trainers.model_cache import default_model_path, is_pulled
+    from llm_coop_envs.lm.cache import default_model_path, is_pulled
 
     if not is_pulled(default_model_path()):
         pytest.skip("the default model is not on this machine (llm-coop pull-model)")

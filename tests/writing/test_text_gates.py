@@ -120,7 +120,7 @@ def test_v4_reads_a_generic_text_as_about_nothing(data_dir):
     """With the real model: a fluent comment on "the post" that passes every gate earns about half of its
     text's credit, the author's TL;DR all of it (skipped without the default model on disk)."""
     pytest.importorskip("torch")
-    from trainers.model_cache import default_model_path, is_pulled
+    from llm_coop_envs.lm.cache import default_model_path, is_pulled
 
     if not is_pulled(default_model_path()):
         pytest.skip("the default model is not on this machine (llm-coop pull-model)")

