@@ -22,13 +22,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 import warnings
 
 import llm_coop_envs
-from benchmarks.machine import machine_info, uptime
+from benchmarks.machine import code_version, machine_info, uptime
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results",
                        "counterfactual_cost.md")
@@ -104,7 +103,7 @@ def report(args: argparse.Namespace, rows: dict, loads: tuple[str, str], note: s
              "", f"Command (repository root): `{' '.join(['python -m benchmarks.perf.counterfactual_cost', *sys.argv[1:]])}`",
              "", f"Machine: {info['processor']}, {len(os.sched_getaffinity(0))} usable cores, Python {info['python']}.",
              "", f"Load: `{loads[0]}` at the start, `{loads[1]}` at the end.", "",
-             f"Code: commit `{commit()}`.", "",
+             f"Code: {code_version()}.", "",
              f"Split `{args.split}`, the first {args.problems} problems, {args.repeats} repeats; the same sandbox settings "
              "(the env's own) on both sides; `counterfactual=False` is the env's documented switch "
              f"({note}). Ratio: the summed step times, on / off, median over the repeats. Bar: at most {BAR}x.", "",
@@ -114,15 +113,6 @@ def report(args: argparse.Namespace, rows: dict, loads: tuple[str, str], note: s
         lines.append(f"| {name} | {r['steps']} | {r['ms_on']:.1f} | {r['ms_off']:.1f} | {r['ratio']:.2f}x | "
                      f"{', '.join(f'{x:.2f}' for x in r['ratios'])} | {'yes' if r['ratio'] <= BAR else 'no'} |")
     return "\n".join(lines) + "\n"
-
-
-def commit() -> str:
-    """The commit measured, with "+ changes" when the working tree's Python files differ from it."""
-    root = os.path.dirname(RESULTS)
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True).stdout.strip()
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    return head + (" + changes" if git("status", "--porcelain", "--", "../../*.py") else "")
 
 
 def main(argv: list[str] | None = None) -> None:

