@@ -113,3 +113,19 @@ def test_a_download_that_keeps_failing_is_one_line(monkeypatch, tmp_path, no_wai
     assert "\n" not in message and f"({NETWORK_ATTEMPTS} attempts; ERROR: No matching distribution" in message
     assert len(calls) == NETWORK_ATTEMPTS
     assert isinstance(raised.value, RuntimeError)  # what `llm-coop pull-model` catches
+
+
+def test_the_old_module_still_gives_every_public_name():
+    """``trainers.model_cache`` moved to ``llm_coop_envs.lm.cache``; old imports keep working."""
+    import types
+
+    from trainers import model_cache as moved
+
+    def defined_there(name, value):  # a constant, function or class of the cache, not an import
+        if name.startswith("_") or isinstance(value, types.ModuleType):
+            return False
+        return isinstance(value, (str, int, tuple)) or getattr(value, "__module__", None) == model_cache.__name__
+
+    public = {name for name, value in vars(model_cache).items() if defined_there(name, value)}
+    assert public == set(moved.__all__)
+    assert all(getattr(moved, name) is getattr(model_cache, name) for name in public)
