@@ -1,7 +1,7 @@
 """Per-token log-probs of completions given their prompts: the numbers the loss is made of.
 
 Log-probs are taken under the distribution the replies were sampled from (temperature and top-p,
-:mod:`trainers.generation.distribution`): position t of a forward scores token t + 1.
+:mod:`llm_coop_envs.lm.distribution`): position t of a forward scores token t + 1.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import torch
 
 from trainers.config import SamplingConfig
 from llm_coop_envs.cache_api import cache_of, passing
-from trainers.generation.distribution import token_log_probs
+from llm_coop_envs.lm.distribution import token_log_probs
 
 
 def completion_logprobs(

@@ -106,7 +106,7 @@ class Policies:
         """Log π(token | prefix) for every completion token, with grad: ([B, T], mask [B, T]).
 
         π is the distribution the replies were sampled from: ``sampling``'s temperature and top-p
-        (:mod:`trainers.generation.distribution`); ``None`` scores the plain softmax. LoRA dropout, when
+        (:mod:`llm_coop_envs.lm.distribution`); ``None`` scores the plain softmax. LoRA dropout, when
         configured, is active during this pass (the rest of the model stays in eval mode)."""
         slot = self.activate(agent)
         model = self.training_modules.get(slot.key, slot.model)

@@ -11,7 +11,7 @@ cannot skip, called back to back with nothing else between them:
 * **prefill**: the forward of the two distinct prompts;
 * **update**: under the torch profiler, a real update's matrix products and attention kernels (forward
   and backward, their self time) and the loss's passes over the vocabulary (the log-sum-exp and the
-  hand-written backward of :mod:`trainers.generation.distribution`, their total time).
+  hand-written backward of :mod:`llm_coop_envs.lm.distribution`, their total time).
 
 Their sum is the step with all Python, all small operators, sampling, scoring and bookkeeping removed:
 no implementation of the same arithmetic with these kernels goes below it. The report gives it as a

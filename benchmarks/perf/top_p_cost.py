@@ -1,9 +1,9 @@
 """``python -m benchmarks.perf.top_p_cost``: what nucleus (top-p) filtering costs, full sort against candidates.
 
-Sampling at top-p < 1 and scoring under that distribution (:mod:`trainers.generation.distribution`)
+Sampling at top-p < 1 and scoring under that distribution (:mod:`llm_coop_envs.lm.distribution`)
 must find, at every position, the least likely tokens holding 1 − top-p of the mass. A sort of the
-whole vocabulary does it; :func:`~trainers.generation.distribution.outside_nucleus` first looks at the
-most likely :data:`~trainers.generation.distribution.NUCLEUS_CANDIDATES` tokens and sorts only the
+whole vocabulary does it; :func:`~llm_coop_envs.lm.distribution.outside_nucleus` first looks at the
+most likely :data:`~llm_coop_envs.lm.distribution.NUCLEUS_CANDIDATES` tokens and sorts only the
 rows they do not cover. Side by side in one process:
 
 * the filter alone on a loss micro-batch (8 rows x 128 positions) and on a decode step (32 rows) of
@@ -35,7 +35,7 @@ TOP_P = 0.6
 
 def full_sort(scores, top_p, keep=None):
     """The filter before candidates: a sort of the whole vocabulary at every position."""
-    from trainers.generation import distribution
+    from llm_coop_envs.lm import distribution
 
     drop = distribution._outside_nucleus_sorted(scores, top_p)
     return drop if keep is None else drop.scatter(-1, keep.unsqueeze(-1), False)
@@ -43,7 +43,7 @@ def full_sort(scores, top_p, keep=None):
 
 @contextlib.contextmanager
 def filter_in_use(name: str) -> Iterator[None]:
-    from trainers.generation import distribution
+    from llm_coop_envs.lm import distribution
 
     saved = distribution.outside_nucleus
     distribution.outside_nucleus = {"full sort": full_sort, "candidates": saved}[name]
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=2, help="timed training steps per filter")
     args = parser.parse_args(argv)
     command = "python -m benchmarks.perf.top_p_cost " + " ".join(sys.argv[1:] if argv is None else argv)
-    from trainers.generation import distribution
+    from llm_coop_envs.lm import distribution
 
     started = uptime()
     filters = {f"loss micro-batch, 8 x 128 x {VOCAB}": (8, 128), f"decode step, 32 x {VOCAB}": (32,)}

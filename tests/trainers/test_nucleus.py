@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainers.generation.distribution import (
+from llm_coop_envs.lm.distribution import (
     NUCLEUS_CANDIDATES,
     _outside_nucleus_sorted,
     outside_nucleus,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainers.generation.distribution import sampling_log_probs, token_log_probs
+from llm_coop_envs.lm.distribution import sampling_log_probs, token_log_probs
 
 SETTINGS = [(1.0, 1.0), (0.6, 0.6), (0.0, 0.9), (1.3, 1.0), (0.7, 0.95)]
 

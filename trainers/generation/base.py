@@ -30,7 +30,7 @@ class Completion:
     """True when the reply hit ``max_new_tokens`` without an end-of-sequence token."""
     logprobs: tuple[float, ...] | None = None
     """Log-probability of each of ``completion_ids`` under the sampling distribution (temperature and
-    top-p applied, :mod:`trainers.generation.distribution`); ``None`` when the backend does not report them."""
+    top-p applied, :mod:`llm_coop_envs.lm.distribution`); ``None`` when the backend does not report them."""
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@ distinct (adapter, prompt) pair is prefilled once, its cache rows are copied to 
 decode steps run all rows (all agents) together, writing into a KV cache allocated once
 (:mod:`trainers.generation.kv_cache`); rows that finish leave the batch. Sampling matches ``generate``'s: temperature,
 then nucleus (``top_p``) filtering, then a draw from the softmax; greedy when temperature is 0
-(:mod:`trainers.generation.distribution`, which the loss scores with too). A row ends at any
+(:mod:`llm_coop_envs.lm.distribution`, which the loss scores with too). A row ends at any
 end-of-sequence token (``eos_ids``: every end token of the model), a stop string, the closing fence of
 its code block (``stop_after_code``), or ``max_new_tokens``.
 Each chosen token's log-probability under the sampling distribution is returned with it.
@@ -23,7 +23,7 @@ import torch
 
 from trainers.generation.base import code_block_end
 from llm_coop_envs.cache_api import cache_of, passing
-from trainers.generation.distribution import sampling_log_probs
+from llm_coop_envs.lm.distribution import sampling_log_probs
 from trainers.generation.kv_cache import RowCache
 
 

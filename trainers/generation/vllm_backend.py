@@ -13,7 +13,7 @@ reused id would keep serving the old weights; the previous version is then unloa
 removed. Full fine-tuning has no adapter to refresh and is refused (``backend: transformers``).
 
 The per-token log-probabilities come from vLLM after temperature and top-p (``processed_logprobs``),
-the distribution :mod:`trainers.generation.distribution` describes; the loss still rescores every
+the distribution :mod:`llm_coop_envs.lm.distribution` describes; the loss still rescores every
 reply with the trained model, so they serve as a check (``agent/<name>/sampler_logp_gap``, which
 warns above ``sampler_logp_gap_warn``) and, with ``importance_cap``, as the denominator of truncated
 importance weights. Each request carries its own ``seed`` (drawn from torch's per-rank generator).
