@@ -45,7 +45,7 @@ VOCABULARY_PASSES = ("aten::logsumexp", "autograd::engine::evaluate_function: _S
 
 def decode_kernels(trainer, tokens: int) -> float:
     """Seconds of ``tokens`` decode steps' weight products and attention for both agents' 4 rows each."""
-    from trainers.generation.llama_step import LlamaDecodeStep, _linear
+    from trainers.generation.llama_step import LlamaDecodeStep, linear_on_packed
 
     policies = trainer.policies
     agents = list(policies.slots)
@@ -71,7 +71,7 @@ def decode_kernels(trainer, tokens: int) -> float:
                 step._product(x, layer["o"])
                 step._product(x, layer["gate_up"])
                 step._product(x_inner, layer["down"])
-            _linear(x, step._head)
+            linear_on_packed(x, step._head)
     return time.perf_counter() - started
 
 

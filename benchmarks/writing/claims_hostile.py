@@ -35,7 +35,7 @@ from pathlib import Path
 from benchmarks.writing.claims_check import load_items
 from llm_coop_envs.writing.antonyms import antonyms
 from llm_coop_envs.writing.claims import check, claim_factor, counts
-from llm_coop_envs.writing.quantities import _SMALL, _TENS, word_value
+from llm_coop_envs.writing.quantities import SMALL_NUMBERS, TENS, word_value
 
 _UNITS = ["minutes", "hours", "days", "weeks", "months", "years"]
 _HEDGE_TO_CERTAIN = {"may": "will", "might": "will", "could": "will", "suggest": "prove", "suggests": "proves",
@@ -47,7 +47,7 @@ def sentences(text: str) -> list[str]:
 
 
 def number_word(value: int) -> str:
-    words = {v: w for w, v in {**_SMALL, **_TENS}.items()}
+    words = {v: w for w, v in {**SMALL_NUMBERS, **TENS}.items()}
     if value in words:
         return words[value]
     if value < 100:
@@ -71,7 +71,7 @@ def units_changed(item: dict) -> str | None:
         value = int(match[1]) if match[1].isdigit() else int(word_value([match[1]]))
         return f"{number_word(value)} {bigger}"
 
-    numbers = "|".join([r"\d+", *_SMALL, *_TENS])
+    numbers = "|".join([r"\d+", *SMALL_NUMBERS, *TENS])
     text = re.sub(rf"\b({numbers}) (minutes?|hours?|days?|weeks?|months?|years?)\b", swap, item["second"])
     return text if text != item["second"] else None
 

@@ -22,7 +22,7 @@ import warnings
 
 from benchmarks.writing.hostile import FAMILIES, ONLY, cases
 from llm_coop_envs.writing import facts
-from llm_coop_envs.writing.lm_levels import _half_pmis, model_scores, off_source_share, requests
+from llm_coop_envs.writing.lm_levels import half_pmis, model_scores, off_source_share, requests
 from llm_coop_envs.writing.reward import PairTexts
 
 MEASURES = ("fluency", "pmi_min", "pmi_max", "pmi_second", "off_max", "redundancy", "role_gap", "role_halves",
@@ -38,7 +38,7 @@ def measure(pair: PairTexts, scores, check) -> dict[str, float]:
     off = [off_source_share(scores[2 * k], scores[2 * k + 1], pair.texts[k].strip(), check.sentence_pmi) for k in range(2)]
     found = [facts.fact_problems(t, pair.source) for t in pair.texts]
     n_facts = sum(len(v) for k, f in enumerate(found) for kind, v in f.items() if kind != "names" or check.check_names[k])
-    halves = [_half_pmis(scores[2 * k], scores[2 * k + 1]) for k in range(2)]
+    halves = [half_pmis(scores[2 * k], scores[2 * k + 1]) for k in range(2)]
     in_order = [facts.content_in_order(facts.skeleton(t), pair.source) for t in pair.texts]
     counted = [share if words >= check.min_content_words else 0.0 for share, words in in_order]
     first_facts = sum(len(v) for kind, v in found[0].items() if kind != "names" or check.check_names[0])

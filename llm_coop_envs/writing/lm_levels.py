@@ -314,7 +314,7 @@ def off_source_share(plain: TokenScores, given: TokenScores, text: str, threshol
     return off / total if total else 1.0
 
 
-def _half_pmis(plain: TokenScores, given: TokenScores) -> tuple[float, float]:
+def half_pmis(plain: TokenScores, given: TokenScores) -> tuple[float, float]:
     """The source's gain per token over the first and the second half of a text's tokens."""
     gains = [g - p for p, g in zip(plain.logprobs, given.logprobs)]
     half = len(gains) // 2
@@ -341,7 +341,7 @@ def grounding_level(pair: PairTexts, scores: Sequence[TokenScores], check: LMChe
     strayed = [role for role, share in off.items() if share > check.max_off_source]
     crossed = None
     if check.role_halves is not None:
-        halves = [_half_pmis(scores[2 * k], scores[2 * k + 1]) for k in range(2)]
+        halves = [half_pmis(scores[2 * k], scores[2 * k + 1]) for k in range(2)]
         crossed = min(halves[1]) - max(halves[0])
         metrics["role_halves"] = round(crossed, 4)
         what += (f"; the {pair.roles[1]} text's less explained half gains {crossed:+.2f} more than the "

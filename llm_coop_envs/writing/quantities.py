@@ -15,10 +15,11 @@ import functools
 import math
 import re
 
-_SMALL = {w: i for i, w in enumerate(
+SMALL_NUMBERS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+"""The number words read as values: zero to nineteen (:data:`SMALL_NUMBERS`) and the tens."""
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1e6, "billion": 1e9, "dozen": 12}
 _OTHER = {"half": 0.5, "twice": 2, "double": 2, "triple": 3, "once": 1}
 _DIGITS = re.compile(r"[$€£]?(\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)([A-Za-zµΩ°%]*)")
@@ -51,8 +52,8 @@ def word_value(words: list[str]) -> float | None:
     """The value of English number words ("twenty five", "three hundred", "a dozen"), or None."""
     total, current, seen = 0.0, 0.0, False
     for word in (w.lower().strip(",") for w in words):
-        if word in _SMALL or word in _TENS:
-            current += _SMALL.get(word, _TENS.get(word, 0))
+        if word in SMALL_NUMBERS or word in TENS:
+            current += SMALL_NUMBERS.get(word, TENS.get(word, 0))
         elif word in _SCALES:
             current = max(current, 1.0) * _SCALES[word]
             if _SCALES[word] >= 1000:

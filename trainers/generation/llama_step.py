@@ -152,12 +152,12 @@ class LlamaDecodeStep:
             gate_up = self._product(self._norm(hidden, layer["norm_2"]), layer["gate_up"])
             half = gate_up.shape[-1] // 2
             hidden = hidden + self._product(F.silu(gate_up[:, :half]) * gate_up[:, half:], layer["down"])
-        return _linear(self._norm(hidden, self._llama.model.norm.weight), self._head)
+        return linear_on_packed(self._norm(hidden, self._llama.model.norm.weight), self._head)
 
     def _product(self, x: torch.Tensor, fused) -> torch.Tensor:
         """The fused projection of ``x`` [rows, in], each row plus its own adapter's LoRA term."""
         packed, lora = fused
-        out = _linear(x, packed)
+        out = linear_on_packed(x, packed)
         if lora is None:
             return out
         outputs, b, owners = lora  # the product's last columns are x @ A of every adapter
@@ -173,7 +173,8 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
     return x * cos + torch.cat((-second, first), dim=-1) * sin
 
 
-def _linear(x: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
+def linear_on_packed(x: torch.Tensor, packed: torch.Tensor) -> torch.Tensor:
+    """``x`` times a weight matrix packed in oneDNN's layout (as the step packs its weights), without bias."""
     return torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
 
 
