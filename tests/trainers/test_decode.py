@@ -12,7 +12,8 @@ pytest.importorskip("peft")
 from tests.trainers.conftest import tiny_config  # noqa: E402
 from trainers.generation import decode as decode_module  # noqa: E402
 from trainers.generation import kv_cache  # noqa: E402
-from trainers.generation.decode import DecodeSettings, _pick, decode  # noqa: E402
+from llm_coop_envs.lm.engine import pick  # noqa: E402
+from trainers.generation.decode import DecodeSettings, decode  # noqa: E402
 from trainers.generation.transformers_backend import _adapter_scope  # noqa: E402
 from trainers.policy import build_policies  # noqa: E402
 
@@ -50,7 +51,7 @@ def test_dropping_finished_rows_changes_no_token(batch, monkeypatch, sampling):
     drops = []
     keep_rows = kv_cache._PreallocatedLayer.keep_rows
     monkeypatch.setattr(kv_cache._PreallocatedLayer, "keep_rows", lambda self, rows: drops.append(len(rows)) or keep_rows(self, rows))
-    monkeypatch.setattr(decode_module, "_worth_compacting", lambda finished: bool(finished.any()))  # drop at every end
+    monkeypatch.setattr(decode_module, "worth_compacting", lambda finished: bool(finished.any()))  # drop at every end
     mixed_lengths = 0
     for seed in (0, 1, 2, 3):
         kept_tokens, kept_logprobs = _decode(model, prompts, adapters, False, eos_ids=eos_ids, seed=seed, **sampling)
@@ -87,7 +88,7 @@ def test_sampler_draws_from_the_sampling_distribution(top_p):
     settings = DecodeSettings(max_new_tokens=1, temperature=0.7, top_p=top_p)
     rows = 40_000
     torch.manual_seed(0)
-    chosen, logprobs = _pick(logits.expand(rows, -1).clone(), settings, rows, range(rows))
+    chosen, logprobs = pick(logits.expand(rows, -1).clone(), settings, rows, range(rows))
     expected = torch.softmax(logits / 0.7, -1)
     if top_p < 1:
         order = expected.argsort(descending=True)
@@ -107,7 +108,7 @@ def test_sampler_never_picks_a_token_outside_the_nucleus_at_the_extreme_draws(mo
     logits = torch.tensor([[-inf, 2.0, 1.0, -inf, 0.5, -inf]])
     monkeypatch.setattr(torch, "rand", lambda *shape, **kw: torch.full(shape, draw, dtype=kw.get("dtype")))
     for top_p in (1.0, 0.7):
-        chosen, logprobs = _pick(logits, DecodeSettings(max_new_tokens=1, temperature=1.0, top_p=top_p), 1, [0])
+        chosen, logprobs = pick(logits, DecodeSettings(max_new_tokens=1, temperature=1.0, top_p=top_p), 1, [0])
         assert torch.isfinite(logprobs).all()
         assert int(chosen) == (1 if draw == 0.0 else (4 if top_p == 1.0 else 2))
 

@@ -103,7 +103,7 @@ def test_decode_gives_the_same_tokens_with_the_lean_step(tokenizer, monkeypatch,
     model = _with_adapters(tokenizer)
     adapters = ["first", "second", None]
     rows = [0, 0, 1, 1, 2, 2]
-    monkeypatch.setattr(decode_module, "_worth_compacting", lambda finished: bool(finished.any()))
+    monkeypatch.setattr(decode_module, "worth_compacting", lambda finished: bool(finished.any()))
     drops = []
     keep_rows = LlamaDecodeStep.keep_rows
     monkeypatch.setattr(LlamaDecodeStep, "keep_rows", lambda self, kept: drops.append(len(kept)) or keep_rows(self, kept))

@@ -23,7 +23,7 @@ import torch
 
 from trainers.generation.base import code_block_end
 from llm_coop_envs.cache_api import cache_of, passing
-from llm_coop_envs.lm.distribution import sampling_log_probs
+from llm_coop_envs.lm.engine import PREFILL_TOKENS, length_chunks, pick, worth_compacting
 from trainers.generation.kv_cache import RowCache
 
 
@@ -72,7 +72,7 @@ def decode(
 
     With ``compact`` (the default), rows that have finished leave the batch (the KV cache keeps only the
     running rows); without it they keep decoding padding to the end. Both give the same tokens: a
-    uniform number is drawn for every row at every step (:func:`_pick`), so a row's draws never depend on
+    uniform number is drawn for every row at every step (:func:`llm_coop_envs.lm.engine.pick`), so a row's draws never depend on
     which other rows are still running. ``progress(step, running rows)`` is called after each step.
 
     ``fast_step``, when given, runs the decode steps instead of the model's forward (with the adapters
@@ -100,7 +100,7 @@ def decode(
         for step in range(settings.max_new_tokens):
             if step < settings.min_new_tokens and len(eos):
                 logits[:, eos] = -float("inf")
-            chosen, chosen_logprobs = _pick(logits, settings, rows, running)
+            chosen, chosen_logprobs = pick(logits, settings, rows, running)
             chosen = torch.where(finished, torch.full_like(chosen, settings.pad_id), chosen)
             for row, token, logprob, done in zip(running, chosen.tolist(), chosen_logprobs.tolist(), finished.tolist()):
                 if not done:
@@ -114,7 +114,7 @@ def decode(
                 progress(step, int((~finished).sum()))
             if bool(finished.all()) or step + 1 == settings.max_new_tokens:
                 break
-            if compact and _worth_compacting(finished):
+            if compact and worth_compacting(finished):
                 keep = (~finished).nonzero().squeeze(-1)
                 cache.reorder_cache(keep)
                 full_mask, position, chosen, finished = full_mask[keep], position[keep], chosen[keep], finished[keep]
@@ -135,12 +135,6 @@ def decode(
     return tokens, logprobs
 
 
-PREFILL_TOKENS = 4096
-"""Padded prompt tokens per prefill forward. Prompts go in length order, so a forward pads each prompt
-only to the longest of its neighbours, not of the whole batch (an evaluation's prompts differ by up to
-2x in length: one forward of all of them spent about a third of its work on padding)."""
-
-
 def _prefill(model, prompts: Sequence[Sequence[int]], pad_id: int, adapter_scope: AdapterScope,
              index: torch.Tensor, new_tokens: int):
     """The KV cache of every prompt, each prompt's keys/values copied to its sample rows (``index``) and
@@ -152,7 +146,7 @@ def _prefill(model, prompts: Sequence[Sequence[int]], pad_id: int, adapter_scope
     device = next(model.parameters()).device
     width = max(len(p) for p in prompts)
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-    chunks = _length_chunks(order, [len(p) for p in prompts])
+    chunks = length_chunks(order, [len(p) for p in prompts], PREFILL_TOKENS)
     outputs = [_prompt_forward(model, [prompts[i] for i in chunk], pad_id, adapter_scope, chunk, device)
                for chunk in chunks] if len(chunks) > 1 else []
     caches = [cache_of(out) for out in outputs]
@@ -174,14 +168,6 @@ def _prefill(model, prompts: Sequence[Sequence[int]], pad_id: int, adapter_scope
     return RowCache.from_tensors(layers, index, new_tokens), logits[position]
 
 
-def _length_chunks(order: list[int], lengths: list[int]) -> list[list[int]]:
-    """``order`` (prompts by length) cut so that each chunk's padded size stays near PREFILL_TOKENS."""
-    chunks: list[list[int]] = [[]]
-    for i in order:
-        if chunks[-1] and (len(chunks[-1]) + 1) * lengths[i] > PREFILL_TOKENS:
-            chunks.append([])
-        chunks[-1].append(i)
-    return chunks
 
 
 def _prompt_forward(model, prompts, pad_id: int, adapter_scope: AdapterScope, prompt_indices, device):
@@ -198,38 +184,12 @@ def _left_pad(tensor: torch.Tensor, width: int) -> torch.Tensor:
     return torch.nn.functional.pad(tensor, (0, 0, missing, 0)) if missing else tensor
 
 
-def _worth_compacting(finished: torch.Tensor) -> bool:
-    """Drop finished rows once they are a quarter of the batch: each drop copies the KV cache once."""
-    done = int(finished.sum())
-    return done > 0 and done * 4 >= len(finished)
 
 
 def _positions(mask: torch.Tensor) -> torch.Tensor:
     return (mask.cumsum(-1) - 1).clamp(min=0)
 
 
-def _pick(logits: torch.Tensor, settings: DecodeSettings, rows: int, running: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The next token of each running row and its log-probability under the sampling distribution.
-
-    Sampling inverts each row's cumulative distribution at one uniform draw ``u``: the chosen token is
-    the first whose cumulative mass exceeds ``u`` times the total (summed in float64, so even the rarest
-    token keeps its share). One number per row, where an exponential race over the vocabulary (what
-    ``torch.multinomial`` does) draws 49k per row and cost ~20 ms of a ~140 ms SmolLM2 step with 8 rows.
-    The draw is made for all ``rows`` of the generation, running or not, so each row's draw is the same
-    whichever rows are still in the batch."""
-    log_probs = sampling_log_probs(logits, settings.temperature, settings.top_p)
-    if settings.temperature <= 0:
-        chosen = logits.argmax(-1)
-    else:
-        uniform = torch.rand(rows, 1, dtype=torch.float64, device=logits.device)
-        if len(running) < rows:
-            uniform = uniform[torch.tensor(running, device=logits.device)]
-        cumulative = log_probs.exp().double().cumsum(-1)
-        total = cumulative[:, -1:]
-        # Strictly below the total, so the first cumulative mass above it belongs to a token with p > 0.
-        target = torch.minimum(uniform * total, torch.nextafter(total, torch.zeros_like(total)))
-        chosen = torch.searchsorted(cumulative, target, right=True).squeeze(-1)
-    return chosen, log_probs.gather(-1, chosen[:, None]).squeeze(-1)
 
 
 def _stopped(tokens, finished, settings: DecodeSettings, decode_text, device) -> torch.Tensor:
