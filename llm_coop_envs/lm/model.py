@@ -119,9 +119,9 @@ class Linear(nn.Module):
         i = self.slots.index(slot)
         return self.lora_a[i], self.lora_b[i]
 
-    def forward(self, x: torch.Tensor, adapters: torch.Tensor | None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, rows: Rows | None) -> torch.Tensor:
         base = F.linear(x, self.weight)
-        return base if adapters is None else _product(x, base, _lora([self]), adapters, self.training)
+        return base if rows is None else _product(x, base, _lora([self]), rows, self.training)
 
 
 @dataclasses.dataclass
@@ -134,6 +134,23 @@ class _Lora:
     owner: torch.Tensor  # [columns]
     scale: torch.Tensor  # [columns]
     dropout: torch.Tensor  # [columns]
+    layout: tuple
+    """Who owns each column at what scaling: products with the same layout share their rows' gates."""
+
+
+class Rows:
+    """Each row's adapter slot (``-1``: none) for one forward, and the gate of every column layout met
+    in it: ``gate[row, column]`` is the column's scaling if it belongs to the row's adapter, else 0
+    (layers with the same adapters on them share one gate, made once per forward)."""
+
+    def __init__(self, slots: torch.Tensor) -> None:
+        self.slots = slots
+        self._gates: dict[tuple, torch.Tensor] = {}
+
+    def gate(self, lora: _Lora) -> torch.Tensor:
+        if lora.layout not in self._gates:
+            self._gates[lora.layout] = torch.where(lora.owner == self.slots[:, None], lora.scale, 0.0)[:, None, :]
+        return self._gates[lora.layout]
 
 
 def _lora(linears: Sequence[Linear]) -> _Lora | None:
@@ -156,21 +173,20 @@ def _lora(linears: Sequence[Linear]) -> _Lora | None:
     device = weight.device
     return _Lora(torch.cat(a), torch.cat(b, dim=1), torch.tensor(owner, device=device),
                  torch.tensor(scale, dtype=weight.dtype, device=device),
-                 torch.tensor(dropout, dtype=weight.dtype, device=device))
+                 torch.tensor(dropout, dtype=weight.dtype, device=device), (tuple(owner), tuple(scale)))
 
 
-def _product(x: torch.Tensor, base: torch.Tensor, lora: _Lora | None, adapters: torch.Tensor | None,
+def _product(x: torch.Tensor, base: torch.Tensor, lora: _Lora | None, rows: Rows | None,
              training: bool, lora_columns: torch.Tensor | None = None) -> torch.Tensor:
     """``base`` (the frozen product of ``x`` [rows, tokens, in]) plus each row's adapter term.
     ``lora_columns``: ``x @ lora.a.T`` when the caller's product already made it (packed weights)."""
-    if lora is None or adapters is None:
+    if lora is None or rows is None:
         return base
-    # Each row keeps the columns of its own adapter (a row at -1 keeps none: the base model).
-    gate = torch.where(lora.owner == adapters[:, None], lora.scale, 0.0)[:, None, :]  # [rows, 1, columns]
+    gate = rows.gate(lora)  # each row keeps the columns of its own adapter (at -1, none: the base model)
     if lora_columns is None:
         if training and bool((lora.dropout > 0).any()):
             # peft's LoRA dropout on the adapter's input, at the rate of each row's own adapter
-            rate = torch.where(lora.owner == adapters[:, None], lora.dropout, 0.0).amax(-1)[:, None, None]
+            rate = torch.where(lora.owner == rows.slots[:, None], lora.dropout, 0.0).amax(-1)[:, None, None]
             x = x * (torch.rand_like(x) >= rate).to(x.dtype) / (1 - rate)
         lora_columns = F.linear(x, lora.a)
     return base + F.linear(lora_columns * gate, lora.b)
@@ -222,30 +238,30 @@ class Block(nn.Module):
         self.proj = nn.ModuleDict({name: Linear(weights[name]) for name in PROJECTIONS})
         self.packed: dict[str, tuple] | None = None
 
-    def forward(self, x, cos, sin, mask, cache: KVCache | None, index: int, adapters) -> torch.Tensor:
+    def forward(self, x, cos, sin, mask, cache: KVCache | None, index: int, rows: Rows | None) -> torch.Tensor:
         s = self.shape
-        rows, tokens, _ = x.shape
-        q, k, v = self._split(self._project(("q", "k", "v"), _norm(x, self.norm_1, s.rms_eps), adapters),
+        batch, tokens, _ = x.shape
+        q, k, v = self._split(self._project(("q", "k", "v"), _norm(x, self.norm_1, s.rms_eps), rows),
                               [s.heads * s.head_dim, s.kv_heads * s.head_dim, s.kv_heads * s.head_dim])
-        q = _rotate(q.view(rows, tokens, s.heads, s.head_dim).transpose(1, 2), cos, sin)
-        k = _rotate(k.view(rows, tokens, s.kv_heads, s.head_dim).transpose(1, 2), cos, sin)
-        v = v.view(rows, tokens, s.kv_heads, s.head_dim).transpose(1, 2)
+        q = _rotate(q.view(batch, tokens, s.heads, s.head_dim).transpose(1, 2), cos, sin)
+        k = _rotate(k.view(batch, tokens, s.kv_heads, s.head_dim).transpose(1, 2), cos, sin)
+        v = v.view(batch, tokens, s.kv_heads, s.head_dim).transpose(1, 2)
         if cache is not None:
             k, v = cache.update(index, k, v)
         attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=s.heads != s.kv_heads)
-        x = x + self._project(("o",), attended.transpose(1, 2).reshape(rows, tokens, -1), adapters)
-        gate, up = self._split(self._project(("gate", "up"), _norm(x, self.norm_2, s.rms_eps), adapters),
+        x = x + self._project(("o",), attended.transpose(1, 2).reshape(batch, tokens, -1), rows)
+        gate, up = self._split(self._project(("gate", "up"), _norm(x, self.norm_2, s.rms_eps), rows),
                                [s.intermediate, s.intermediate])
-        return x + self._project(("down",), F.silu(gate) * up, adapters)
+        return x + self._project(("down",), F.silu(gate) * up, rows)
 
-    def _project(self, names: tuple[str, ...], x: torch.Tensor, adapters) -> torch.Tensor | list[torch.Tensor]:
+    def _project(self, names: tuple[str, ...], x: torch.Tensor, rows: Rows | None) -> torch.Tensor | list[torch.Tensor]:
         """The projections ``names`` of ``x``: one product on packed weights, else one per projection."""
         if self.packed is not None:
             weight, outputs, lora = self.packed[names[0]]
             out = _packed_linear(x, weight)
             columns = out[..., outputs:] if lora is not None else None
-            return _product(x, out[..., :outputs], lora, adapters, False, columns)
-        outs = [self.proj[name](x, adapters) for name in names]
+            return _product(x, out[..., :outputs], lora, rows, False, columns)
+        outs = [self.proj[name](x, rows) for name in names]
         return outs if len(outs) > 1 else outs[0]
 
     @staticmethod
@@ -283,6 +299,7 @@ class Transformer(nn.Module):
         self.head = None if shape.tied else weights["head"]
         self.register_buffer("frequencies", shape.inverse_frequencies(), persistent=False)
         self.adapter_names: list[str] = []
+        self.packed_head: tuple[torch.Tensor, bool] | None = None
 
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor | None = None, positions: torch.Tensor | None = None,
                 cache: KVCache | None = None, adapters: torch.Tensor | Sequence[int] | None = None,
@@ -306,18 +323,21 @@ class Transformer(nn.Module):
             mask = torch.ones(rows, past + count, dtype=torch.long, device=tokens.device)
         if positions is None:
             positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past:]
-        if adapters is not None and not isinstance(adapters, torch.Tensor):
-            adapters = torch.tensor(list(adapters), device=tokens.device)
+        rows = None
+        if adapters is not None:
+            rows = Rows(torch.as_tensor(adapters, device=tokens.device))
         cos, sin = self._rotary(positions)
         attention = _attention_mask(mask.bool(), count)
         x = F.embedding(tokens, self.embed)
         for index, block in enumerate(self.blocks):
-            x = block(x, cos, sin, attention, cache, index, adapters)
+            x = block(x, cos, sin, attention, cache, index, rows)
         if cache is not None:
             cache.length += count
         return _norm(x, self.norm, self.shape.rms_eps)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        if self.packed_head is not None:
+            return _packed_linear(hidden, self.packed_head)
         return F.linear(hidden, self.embed if self.head is None else self.head)
 
     def _rotary(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -343,10 +363,13 @@ class Transformer(nn.Module):
         try:
             for block in self.blocks:
                 block.pack()
+            # the output head is the largest matrix of a small model (SmolLM2-135M: a fifth of its weights)
+            self.packed_head = _pack(self.embed if self.head is None else self.head)
             yield self
         finally:
             for block in self.blocks:
                 block.packed = None
+            self.packed_head = None
 
 
 def _attention_mask(mask: torch.Tensor, count: int) -> torch.Tensor:

@@ -30,9 +30,9 @@ def tiny_llama(**fields) -> LlamaForCausalLM:
 def with_adapters(model: LlamaForCausalLM, dropout: float = 0.0):
     """Two LoRA adapters of ranks 4 and 8 on all seven projections; B drawn at random (peft starts it at
     zero, where an adapter would change nothing)."""
-    tuned = peft.get_peft_model(model, peft.LoraConfig(r=4, lora_alpha=8, lora_dropout=dropout, target_modules=TARGETS),
+    tuned = peft.get_peft_model(model, peft.LoraConfig(r=4, lora_alpha=7, lora_dropout=dropout, target_modules=TARGETS),
                                 adapter_name=ADAPTERS[0])
-    tuned.add_adapter(ADAPTERS[1], peft.LoraConfig(r=8, lora_alpha=32, lora_dropout=dropout, target_modules=TARGETS))
+    tuned.add_adapter(ADAPTERS[1], peft.LoraConfig(r=8, lora_alpha=20, lora_dropout=dropout, target_modules=TARGETS))
     generator = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for module in tuned.modules():
