@@ -18,7 +18,7 @@ Where the pairs come from (``--pairs``):
   post's author TL;DR with the genuine detail; the genuine TL;DR with every other detail sentence
   dropped);
 - ``model``: pairs sampled from a model (default: the cached SmolLM2-135M-Instruct, see
-  ``trainers/model_cache.py``) on the env's own prompts, ``--posts`` test posts x ``--samples``;
+  ``llm_coop_envs/lm/cache.py``) on the env's own prompts, ``--posts`` test posts x ``--samples``;
 - a path: a JSON Lines file of ``{"task_id": ..., "tldr": ..., "detail": ...}`` rows.
 
 ``--save`` writes the pairs with their scores as JSON Lines. Example::
@@ -69,7 +69,7 @@ def model_pairs(task, args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from trainers.model_cache import resolve_model
+    from llm_coop_envs.lm.cache import resolve_model
 
     path = resolve_model(args.model, pull=False)
     tokenizer = AutoTokenizer.from_pretrained(path)
