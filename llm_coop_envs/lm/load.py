@@ -1,4 +1,4 @@
-"""The owned :class:`~llm_coop_envs.lm.model.Transformer` from a transformers Llama model, with or
+"""The owned :class:`~llm_coop_envs.lm.model.Transformer` from a transformers Llama (or Qwen2) model, with or
 without peft LoRA adapters: transformers and peft only read the checkpoint and keep saving adapters.
 
 :func:`from_transformers` takes each tensor by its name in the transformers model. By default the
@@ -24,12 +24,15 @@ _NAMES = {
 
 
 def unsupported(model: nn.Module) -> str | None:
-    """Why ``model`` (a ``LlamaForCausalLM``, bare or under peft) cannot run as the owned module, or
+    """Why ``model`` (a ``LlamaForCausalLM`` or ``Qwen2ForCausalLM``, bare or under peft) cannot run as the owned module, or
     None when it can; a model with a reason runs through transformers' forward."""
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
     config = getattr(inner, "config", None)
-    if type(inner).__name__ != "LlamaForCausalLM" or getattr(config, "model_type", None) != "llama":
-        return f"{type(inner).__name__} is not a Llama model"
+    kind = getattr(config, "model_type", None)
+    if (type(inner).__name__, kind) not in (("LlamaForCausalLM", "llama"), ("Qwen2ForCausalLM", "qwen2")):
+        return f"{type(inner).__name__} is neither a Llama nor a Qwen2 model"
+    if getattr(config, "use_sliding_window", False) or "sliding_attention" in (getattr(config, "layer_types", None) or ()):
+        return "sliding-window attention"
     if config.hidden_act != "silu" or getattr(config, "attention_bias", False) or getattr(config, "mlp_bias", False):
         return "biases or an activation other than SiLU"
     if (getattr(config, "pretraining_tp", 1) or 1) > 1:
@@ -54,7 +57,7 @@ def unsupported(model: nn.Module) -> str | None:
 
 
 def from_transformers(model: nn.Module, share: bool = True) -> Transformer:
-    """The owned model of a transformers Llama model, with every peft LoRA adapter in its table (slot
+    """The owned model of a transformers Llama or Qwen2 model, with every peft LoRA adapter in its table (slot
     order: ``model.peft_config``'s). ``share``: hold ``model``'s own parameters, else copies."""
     reason = unsupported(model)
     if reason is not None:
@@ -72,6 +75,8 @@ def from_transformers(model: nn.Module, share: bool = True) -> Transformer:
         weights["head"] = take("lm_head.weight")
     for i in range(shape.layers):
         weights.update({f"{i}.{short}": take(f"model.layers.{i}.{long}.weight") for short, long in _NAMES.items()})
+        if shape.qkv_bias:
+            weights.update({f"{i}.{short}.bias": take(f"model.layers.{i}.{_NAMES[short]}.bias") for short in "qkv"})
     owned = Transformer(shape, weights).to(weights["embed"].device)
     for adapter in getattr(model, "peft_config", {}):
         slot = owned.add_adapter(adapter)

@@ -3,8 +3,9 @@ with per-row LoRA adapters built in.
 
 Covers the Llama architecture as transformers' ``LlamaForCausalLM`` computes it (SmolLM2 is one):
 RMS norms, rotary position embeddings (plain, or with Llama 3's frequency scaling), grouped-query
-attention, a SiLU-gated MLP, tied or separate output embeddings, no biases. Anything else (Qwen2's
-q/k/v biases, sliding windows, other rotary variants, other tuners than plain LoRA) is refused by
+attention, a SiLU-gated MLP, tied or separate output embeddings, no biases; and Qwen2 (Qwen2.5), which
+adds a bias to q, k and v, without its sliding-window attention. Anything else (other architectures,
+biases elsewhere, sliding windows, other rotary variants, other tuners than plain LoRA) is refused by
 :func:`llm_coop_envs.lm.load.unsupported` and keeps running through transformers' own forward.
 
 One :meth:`Transformer.forward` serves every use:
@@ -28,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import math
 from collections.abc import Iterator, Sequence
 
@@ -54,6 +56,8 @@ class Shape:
     rope_llama3: tuple[float, float, float, int] | None = None
     """Llama 3's frequency scaling: (factor, low_freq_factor, high_freq_factor, original context)."""
     tied: bool = True
+    qkv_bias: bool = False
+    """Qwen2's q, k and v projections add a bias; Llama's add none."""
 
     @classmethod
     def of(cls, config) -> Shape:
@@ -74,7 +78,7 @@ class Shape:
             kv_heads=config.num_key_value_heads or config.num_attention_heads,
             head_dim=getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads,
             rms_eps=config.rms_norm_eps, rope_theta=float(theta), rope_llama3=llama3,
-            tied=bool(config.tie_word_embeddings),
+            tied=bool(config.tie_word_embeddings), qkv_bias=config.model_type == "qwen2",
         )
 
     def inverse_frequencies(self) -> torch.Tensor:
@@ -96,9 +100,10 @@ class Shape:
 class Linear(nn.Module):
     """``x @ W.T`` plus, for each row, its own adapter's LoRA term ``dropout(x) @ A.T @ B.T * scaling``."""
 
-    def __init__(self, weight: nn.Parameter) -> None:
+    def __init__(self, weight: nn.Parameter, bias: nn.Parameter | None = None) -> None:
         super().__init__()
         self.weight = weight
+        self.bias = bias
         self.lora_a = nn.ParameterList()  # [rank, in] each
         self.lora_b = nn.ParameterList()  # [out, rank] each
         self.slots: list[int] = []
@@ -120,7 +125,7 @@ class Linear(nn.Module):
         return self.lora_a[i], self.lora_b[i]
 
     def forward(self, x: torch.Tensor, rows: Rows | None) -> torch.Tensor:
-        base = F.linear(x, self.weight)
+        base = F.linear(x, self.weight, self.bias)
         return base if rows is None else _product(x, base, _lora([self]), rows, self.training)
 
 
@@ -235,7 +240,7 @@ class Block(nn.Module):
         super().__init__()
         self.shape = shape
         self.norm_1, self.norm_2 = weights["norm_1"], weights["norm_2"]
-        self.proj = nn.ModuleDict({name: Linear(weights[name]) for name in PROJECTIONS})
+        self.proj = nn.ModuleDict({name: Linear(weights[name], weights.get(f"{name}.bias")) for name in PROJECTIONS})
         self.packed: dict[str, tuple] | None = None
 
     def forward(self, x, cos, sin, mask, cache: KVCache | None, index: int, rows: Rows | None) -> torch.Tensor:
@@ -277,8 +282,12 @@ class Block(nn.Module):
             with torch.no_grad():
                 lora = _lora(linears)
                 weights = [linear.weight for linear in linears] + ([lora.a] if lora is not None else [])
+                bias = None
+                if any(linear.bias is not None for linear in linears):  # Qwen2's q/k/v; zero for A's columns
+                    bias = torch.cat([w.new_zeros(len(w)) if linear is None or linear.bias is None else linear.bias
+                                      for linear, w in itertools.zip_longest(linears, weights)])
                 outputs = sum(linear.weight.shape[0] for linear in linears)
-                self.packed[names[0]] = (_pack(torch.cat(weights)), outputs, lora)
+                self.packed[names[0]] = (_pack(torch.cat(weights), bias), outputs, lora)
 
 
 class Transformer(nn.Module):
@@ -293,13 +302,13 @@ class Transformer(nn.Module):
         self.shape = shape
         self.embed = weights["embed"]
         self.blocks = nn.ModuleList(
-            Block(shape, {name: weights[f"{i}.{name}"] for name in (*PROJECTIONS, "norm_1", "norm_2")})
+            Block(shape, {key.split(".", 1)[1]: w for key, w in weights.items() if key.startswith(f"{i}.")})
             for i in range(shape.layers))
         self.norm = weights["norm"]
         self.head = None if shape.tied else weights["head"]
         self.register_buffer("frequencies", shape.inverse_frequencies(), persistent=False)
         self.adapter_names: list[str] = []
-        self.packed_head: tuple[torch.Tensor, bool] | None = None
+        self.packed_head: tuple | None = None
 
     def forward(self, tokens: torch.Tensor, mask: torch.Tensor | None = None, positions: torch.Tensor | None = None,
                 cache: KVCache | None = None, adapters: torch.Tensor | Sequence[int] | None = None,
@@ -409,19 +418,19 @@ def _onednn() -> bool:
     return torch.allclose(out, F.linear(rows, weight), atol=1e-5)
 
 
-def _pack(weight: torch.Tensor) -> tuple[torch.Tensor, bool]:
+def _pack(weight: torch.Tensor, bias: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None, bool]:
     weight = weight.detach().contiguous()
     if weight.dtype == torch.float32 and weight.device.type == "cpu" and _onednn():
         try:
-            return torch.ops.mkldnn._reorder_linear_weight(weight, None), True
+            return torch.ops.mkldnn._reorder_linear_weight(weight, None), bias, True
         except RuntimeError:  # a shape oneDNN refuses: the plain product
             pass
-    return weight, False
+    return weight, bias, False
 
 
-def _packed_linear(x: torch.Tensor, packed: tuple[torch.Tensor, bool]) -> torch.Tensor:
-    weight, onednn = packed
+def _packed_linear(x: torch.Tensor, packed: tuple[torch.Tensor, torch.Tensor | None, bool]) -> torch.Tensor:
+    weight, bias, onednn = packed
     if not onednn:
-        return F.linear(x, weight)
-    flat = torch.ops.mkldnn._linear_pointwise(x.reshape(-1, x.shape[-1]), weight, None, "none", [], "")
+        return F.linear(x, weight, bias)
+    flat = torch.ops.mkldnn._linear_pointwise(x.reshape(-1, x.shape[-1]), weight, bias, "none", [], "")
     return flat.view(*x.shape[:-1], flat.shape[-1])

@@ -1,5 +1,5 @@
-"""The owned Llama module computes what transformers (and peft) compute: a tiny random model in fp32,
-no download. Log-probs, logits and gradients agree within 1e-4."""
+"""The owned Llama module computes what transformers (and peft) compute: tiny random Llama and Qwen2
+models in fp32, no download. Log-probs, logits and gradients agree within 1e-4."""
 
 import contextlib
 
@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 peft = pytest.importorskip("peft")
 
-from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
+from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 
 from llm_coop_envs.lm.load import from_transformers, peft_state_dict, unsupported  # noqa: E402
 from llm_coop_envs.lm.model import KVCache  # noqa: E402
@@ -25,6 +25,19 @@ def tiny_llama(**fields) -> LlamaForCausalLM:
                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
                     rope_theta=10000.0, tie_word_embeddings=True, bos_token_id=None, eos_token_id=None)
     return LlamaForCausalLM(LlamaConfig(**{**settings, **fields})).eval()
+
+
+def tiny_qwen2(**fields) -> Qwen2ForCausalLM:
+    """Qwen2 differs from Llama by q/k/v biases (drawn at random here: a fresh model's are zero)."""
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(Qwen2Config(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=256, tie_word_embeddings=True, **fields)).eval()
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if name.endswith("proj.bias"):
+                parameter.normal_(std=0.5)
+    return model
 
 
 def with_adapters(model: LlamaForCausalLM, dropout: float = 0.0):
@@ -70,10 +83,11 @@ def error_on_tokens(ours, theirs, mask) -> float:
     {"tie_word_embeddings": False},
     {"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                       "original_max_position_embeddings": 64}},
-], ids=["tied", "untied", "llama3-rope"])
+    "qwen2",
+], ids=["tied", "untied", "llama3-rope", "qwen2"])
 def test_log_probs_match_transformers_on_a_left_padded_batch(fields):
-    model = tiny_llama(**fields)
-    if "rope_scaling" in fields:
+    model = tiny_qwen2() if fields == "qwen2" else tiny_llama(**fields)
+    if "rope_scaling" in fields and fields != "qwen2":
         assert model.model.rotary_emb.rope_type == "llama3"  # the variant under test is really in use
     owned = from_transformers(model)
     ids, mask, positions = left_padded([9, 4, 7])
@@ -82,8 +96,9 @@ def test_log_probs_match_transformers_on_a_left_padded_batch(fields):
     assert error_on_tokens(ours, reference_log_probs(model, ids, mask, positions), mask) < TOLERANCE
 
 
-def test_rows_with_different_adapters_match_peft_with_each_adapter_active():
-    tuned = with_adapters(tiny_llama())
+@pytest.mark.parametrize("build", [tiny_llama, tiny_qwen2], ids=["llama", "qwen2"])
+def test_rows_with_different_adapters_match_peft_with_each_adapter_active(build):
+    tuned = with_adapters(build())
     owned = from_transformers(tuned)
     assert owned.adapter_names == list(ADAPTERS)
     ids, mask, positions = left_padded([9, 4, 7, 6])
@@ -130,8 +145,9 @@ def test_prefill_then_decode_gives_the_full_forward_logits(capacity, packed):
     assert float((torch.stack(stepped, 1) - full).abs().max()) < TOLERANCE
 
 
-def test_packed_forward_matches_the_plain_one():
-    owned = from_transformers(with_adapters(tiny_llama()))
+@pytest.mark.parametrize("build", [tiny_llama, tiny_qwen2], ids=["llama", "qwen2"])
+def test_packed_forward_matches_the_plain_one(build):
+    owned = from_transformers(with_adapters(build()))
     ids, mask, _ = left_padded([9, 4, 7])
     with torch.no_grad():
         plain = owned(ids, mask, adapters=[1, -1, 0])
@@ -249,6 +265,8 @@ def test_other_models_are_refused_with_a_reason():
         from_transformers(biased)
     dora = peft.get_peft_model(tiny_llama(), peft.LoraConfig(r=4, target_modules=TARGETS, use_dora=True))
     assert "not plain LoRA" in unsupported(dora)
+    assert unsupported(tiny_qwen2()) is None
+    assert "sliding" in unsupported(tiny_qwen2(use_sliding_window=True, sliding_window=4, max_window_layers=1))
 
 
 def _peft_path(layer: int, short: str) -> str:
