@@ -418,9 +418,17 @@ def _onednn() -> bool:
     return torch.allclose(out, F.linear(rows, weight), atol=1e-5)
 
 
+def _cpu_autocast() -> bool:
+    try:
+        return torch.is_autocast_enabled("cpu")
+    except TypeError:  # torch < 2.4 takes no device
+        return torch.is_autocast_cpu_enabled()
+
+
 def _pack(weight: torch.Tensor, bias: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None, bool]:
     weight = weight.detach().contiguous()
-    if weight.dtype == torch.float32 and weight.device.type == "cpu" and _onednn():
+    # oneDNN's product has no autocast rule: under CPU autocast the plain product (which has one) runs
+    if weight.dtype == torch.float32 and weight.device.type == "cpu" and not _cpu_autocast() and _onednn():
         try:
             return torch.ops.mkldnn._reorder_linear_weight(weight, None), bias, True
         except RuntimeError:  # a shape oneDNN refuses: the plain product

@@ -157,6 +157,33 @@ def test_packed_forward_matches_the_plain_one(build):
     assert error_on_tokens(packed, plain, mask) < TOLERANCE
 
 
+def test_adapters_on_different_projections_match_peft():
+    """One adapter on q and v only, another on o, up and down only: each fused product carries the
+    adapters that reach its projections, placed at their outputs."""
+    torch.manual_seed(0)
+    tuned = peft.get_peft_model(tiny_llama(), peft.LoraConfig(r=2, lora_alpha=3, target_modules=["q_proj", "v_proj"]),
+                                adapter_name=ADAPTERS[0])
+    tuned.add_adapter(ADAPTERS[1], peft.LoraConfig(r=6, lora_alpha=5, target_modules=["o_proj", "up_proj", "down_proj"]))
+    with torch.no_grad():
+        for module in tuned.modules():
+            for b in getattr(module, "lora_B", {}).values():
+                b.weight.normal_(std=0.3)
+    owned = from_transformers(tuned.eval())
+    ids, mask, positions = left_padded([8, 5])
+    with tuned.disable_adapter():
+        base = reference_log_probs(tuned, ids, mask, positions)
+    for slot, name in enumerate(ADAPTERS):
+        tuned.set_adapter(name)
+        reference = reference_log_probs(tuned, ids, mask, positions)
+        assert error_on_tokens(base, reference, mask) > 0.01  # the adapter matters
+        with torch.no_grad():
+            plain = torch.log_softmax(owned(ids, mask, adapters=[slot, slot]), -1)
+            with owned.packed():
+                packed = torch.log_softmax(owned(ids, mask, adapters=[slot, slot]), -1)
+        assert error_on_tokens(plain, reference, mask) < TOLERANCE
+        assert error_on_tokens(packed, reference, mask) < TOLERANCE
+
+
 def test_gradients_reach_the_adapters_and_match_peft():
     """A mixed batch's loss gives each adapter the gradient peft gives it (copied weights, so the two
     models' gradients are kept apart), and none to the frozen base weights."""
