@@ -21,7 +21,8 @@ products whatever the mix of rows, and each row keeps only its own adapter's col
 
 :meth:`Transformer.packed` fuses q/k/v and gate/up (and their adapters' A matrices) into one product
 each, on weights laid out for oneDNN where torch offers it: a CPU decoding a few rows reads the
-weights about twice as fast that way. Inference only: packed weights are detached copies.
+weights about twice as fast that way. Inference only: packed weights are detached copies, used by
+forwards without grad.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ PROJECTIONS = ("q", "k", "v", "o", "gate", "up", "down")
 
 @dataclasses.dataclass(frozen=True)
 class Shape:
-    """The numbers that define a Llama model (read from a transformers ``LlamaConfig``)."""
+    """The numbers that define a model (read from a transformers ``LlamaConfig`` or ``Qwen2Config``)."""
 
     vocab: int
     hidden: int
@@ -260,8 +261,9 @@ class Block(nn.Module):
         return x + self._project(("down",), F.silu(gate) * up, rows)
 
     def _project(self, names: tuple[str, ...], x: torch.Tensor, rows: Rows | None) -> torch.Tensor | list[torch.Tensor]:
-        """The projections ``names`` of ``x``: one product on packed weights, else one per projection."""
-        if self.packed is not None:
+        """The projections ``names`` of ``x``: one product on packed weights (forwards without grad),
+        else one per projection."""
+        if self.packed is not None and not torch.is_grad_enabled():
             weight, outputs, lora = self.packed[names[0]]
             out = _packed_linear(x, weight)
             columns = out[..., outputs:] if lora is not None else None
@@ -326,15 +328,13 @@ class Transformer(nn.Module):
     def hidden(self, tokens, mask=None, positions=None, cache=None, adapters=None) -> torch.Tensor:
         """The final normed hidden states ``[rows, tokens, hidden]`` (see :meth:`forward`): for callers
         that need logits at only some positions."""
-        rows, count = tokens.shape
+        batch, count = tokens.shape
         past = cache.length if cache is not None else 0
         if mask is None:
-            mask = torch.ones(rows, past + count, dtype=torch.long, device=tokens.device)
+            mask = torch.ones(batch, past + count, dtype=torch.long, device=tokens.device)
         if positions is None:
             positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past:]
-        rows = None
-        if adapters is not None:
-            rows = Rows(torch.as_tensor(adapters, device=tokens.device))
+        rows = None if adapters is None else Rows(torch.as_tensor(adapters, device=tokens.device))
         cos, sin = self._rotary(positions)
         attention = _attention_mask(mask.bool(), count)
         x = F.embedding(tokens, self.embed)
@@ -345,7 +345,7 @@ class Transformer(nn.Module):
         return _norm(x, self.norm, self.shape.rms_eps)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        if self.packed_head is not None:
+        if self.packed_head is not None and not torch.is_grad_enabled():
             return _packed_linear(hidden, self.packed_head)
         return F.linear(hidden, self.embed if self.head is None else self.head)
 
@@ -366,9 +366,10 @@ class Transformer(nn.Module):
 
     @contextlib.contextmanager
     def packed(self) -> Iterator[Transformer]:
-        """Within the block, forwards run on fused (and, where torch can, oneDNN-packed) copies of the
-        weights: for inference, made anew on every entry (weights trained in between are picked up) and
-        dropped on exit. Adapters are frozen into the copies: no gradient reaches them."""
+        """Within the block, forwards without grad run on fused (and, where torch can, oneDNN-packed)
+        copies of the weights, made anew on every entry (weights trained in between are picked up) and
+        dropped on exit. A forward with grad still runs on the live weights, so gradients are never
+        lost to a detached copy."""
         try:
             for block in self.blocks:
                 block.pack()

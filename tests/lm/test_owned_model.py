@@ -155,6 +155,9 @@ def test_packed_forward_matches_the_plain_one(build):
             packed = owned(ids, mask, adapters=[1, -1, 0])
     assert owned.blocks[0].packed is None  # the packed copies are gone after the block
     assert error_on_tokens(packed, plain, mask) < TOLERANCE
+    with owned.packed():  # a forward with grad runs on the live weights: its adapters get gradients
+        owned(ids, mask, adapters=[1, -1, 0]).sum().backward()
+    assert owned.blocks[0].proj["q"].adapter(0)[1].grad is not None
 
 
 def test_adapters_on_different_projections_match_peft():
