@@ -50,8 +50,13 @@ def unsupported(model: nn.Module) -> str | None:
         if (getattr(peft_config, "use_dora", False) or getattr(peft_config, "bias", "none") != "none"
                 or getattr(peft_config, "modules_to_save", None) or getattr(peft_config, "trainable_token_indices", None)):
             return f"adapter {name!r} is not plain LoRA (DoRA, biases, modules_to_save or trainable tokens)"
+    projections = {f"{i}.{long}" for i in range(config.num_hidden_layers) for long in _NAMES.values()}
     for module_name, module in inner.named_modules():
-        if hasattr(module, "lora_A") and (getattr(module, "merged_adapters", None) or getattr(module, "lora_variant", None)):
+        if not hasattr(module, "lora_A"):
+            continue
+        if module_name.removeprefix("model.layers.") not in projections:
+            return f"an adapter on {module_name} (the owned module carries adapters on the seven projections only)"
+        if getattr(module, "merged_adapters", None) or getattr(module, "lora_variant", None):
             return f"{module_name} has merged adapters or a LoRA variant"
     return None
 
