@@ -27,6 +27,8 @@ from typing import Any
 
 import torch
 
+from llm_coop_envs.lm.engine import Engine
+from llm_coop_envs.lm.load import from_transformers, unsupported
 from trainers.config import SamplingConfig, TrainConfig
 # pad_token_id is also imported from here (trainers.generation), so it stays a name of this module.
 from trainers.logprobs import completion_logprobs, lora_dropout_active, pad_token_id  # noqa: F401
@@ -110,10 +112,13 @@ class Policies:
         configured, is active during this pass (the rest of the model stays in eval mode)."""
         slot = self.activate(agent)
         model = self.training_modules.get(slot.key, slot.model)
-        with lora_dropout_active(slot.model), torch.autocast(
-            self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"
-        ):
-            return completion_logprobs(model, slot.tokenizer, prompts, completions, self.device, sampling)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"):
+            if model is slot.model and unsupported(model) is None:  # a wrapper (DDP, FSDP) keeps its own forward
+                owned = from_transformers(model).train()  # train(): each row's LoRA dropout, as peft's
+                return Engine(owned).score(prompts, completions, _slots(owned, slot.adapter, len(prompts)),
+                                           *_distribution(sampling), pad_id=pad_token_id(slot.tokenizer))
+            with lora_dropout_active(slot.model):
+                return completion_logprobs(model, slot.tokenizer, prompts, completions, self.device, sampling)
 
     @torch.no_grad()
     def reference_logprobs(
@@ -123,6 +128,11 @@ class Policies:
         """Log-probs under the initial policy (adapters disabled, or the frozen copy of full weights)."""
         slot = self.slots[agent]
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"):
+            model = slot.model if slot.adapter is not None else self._references.get(slot.key)
+            if model is not None and unsupported(model) is None:  # adapters off: every row on the base (-1)
+                owned = from_transformers(model).eval()
+                return Engine(owned).score(prompts, completions, [-1] * len(prompts), *_distribution(sampling),
+                                           pad_id=pad_token_id(slot.tokenizer))[0]
             if slot.adapter is not None:
                 with slot.model.disable_adapter():
                     return completion_logprobs(
@@ -179,6 +189,16 @@ class Policies:
 
 
 # ---------------------------------------------------------------------------- saving and prompts
+def _slots(owned, adapter: str | None, rows: int) -> list[int]:
+    """Every row on ``adapter``'s slot of the owned model (the base model's own weights: -1)."""
+    return [-1 if adapter is None else owned.adapter_names.index(adapter)] * rows
+
+
+def _distribution(sampling: SamplingConfig | None) -> tuple[float, float]:
+    """(temperature, top-p) the replies were sampled under; the plain softmax without ``sampling``."""
+    return (sampling.temperature, sampling.top_p) if sampling is not None else (1.0, 1.0)
+
+
 def save_adapter(model: torch.nn.Module, adapter: str, target: Any,
                  state_dict: Mapping[str, torch.Tensor] | None = None) -> None:
     """One peft adapter as a standard adapter folder (``adapter_config.json`` and the weights) at

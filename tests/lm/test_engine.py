@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
-pytest.importorskip("peft")
+peft = pytest.importorskip("peft")
 
 from llm_coop_envs.lm.engine import Engine, Sampling  # noqa: E402
 from llm_coop_envs.lm.load import from_transformers  # noqa: E402
@@ -150,3 +150,16 @@ def test_score_with_mixed_adapters_equals_each_adapter_alone(models):
             alone, _ = engine.score([prompts[row]], [completions[row]], adapters=[slot], temperature=0.7, top_p=0.9)
             width = len(completions[row])
             assert torch.allclose(together[row, :width], alone[0, :width], atol=TOLERANCE)
+
+
+def test_an_adapter_outside_the_seven_projections_keeps_the_model_on_transformers():
+    """A LoRA on the output head (or any module the owned model has no adapter table for) is refused, so
+    the sampler and the loss run such a model through transformers' forward instead of dropping it."""
+    from llm_coop_envs.lm.load import unsupported
+
+    tuned = peft.get_peft_model(tiny_llama(), peft.LoraConfig(r=4, target_modules=["q_proj", "lm_head"]))
+    reason = unsupported(tuned)
+    assert reason is not None and "lm_head" in reason
+    with pytest.raises(ValueError, match="lm_head"):
+        from_transformers(tuned)
+    assert unsupported(peft.get_peft_model(tiny_llama(), peft.LoraConfig(r=4, target_modules=["q_proj"]))) is None

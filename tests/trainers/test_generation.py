@@ -1,5 +1,6 @@
 """The transformers backend: batched mixed-adapter generation equals per-agent generation (greedy),
-matches ``model.generate``, and the per-row LoRA equals peft's own forward."""
+matches ``model.generate``, and the fallback (transformers' own forward, peft's mixed adapters) gives the
+engine's tokens."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ pytest.importorskip("peft")
 from tests.trainers.conftest import tiny_config  # noqa: E402
 from trainers.config import SamplingConfig  # noqa: E402
 from trainers.generation.base import GenerationRequest  # noqa: E402
-from trainers.generation.row_lora import row_adapters, supports_row_adapters  # noqa: E402
 from trainers.generation.transformers_backend import TransformersBackend  # noqa: E402
 from trainers.policy import build_policies  # noqa: E402
 
@@ -60,31 +60,16 @@ def test_greedy_matches_transformers_generate(tmp_path, tiny_models):
         assert list(completions[0].completion_ids) == expected
 
 
-def test_row_lora_equals_peft_forward(tmp_path, tiny_models):
-    policies = _policies(tmp_path, tiny_models)
-    model = policies.slots["helper"].model
-    assert supports_row_adapters(model)
-    ids = torch.tensor([[5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]])
-    names = [policies.slots["helper"].adapter, policies.slots["main"].adapter, None]
-    with torch.no_grad():
-        peft_logits = model(input_ids=ids, adapter_names=[n or "__base__" for n in names]).logits
-        with row_adapters(model, names):
-            ours = model(input_ids=ids).logits
-        after = model(input_ids=ids, adapter_names=[n or "__base__" for n in names]).logits
-    torch.testing.assert_close(ours, peft_logits, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(after, peft_logits)  # the layers' own forward is back
-
-
-
 @pytest.mark.parametrize("peft_in_range", [True, False], ids=["peft private hooks", "public adapter_names="])
-def test_peft_mixed_adapters_give_the_row_lora_tokens(tmp_path, tiny_models, monkeypatch, peft_in_range):
-    """peft's own mixed-adapter batch (used where the per-row LoRA does not apply) generates what the per-row
-    LoRA does, through its private hooks inside peft's declared range and its public forward keyword outside."""
+def test_the_fallback_gives_the_engine_tokens(tmp_path, tiny_models, monkeypatch, peft_in_range):
+    """A model the owned module does not cover decodes through transformers' forward with peft's own
+    mixed-adapter batch; it generates what the engine does, through peft's private hooks inside peft's
+    declared range and its public forward keyword outside."""
     from trainers.generation import transformers_backend
 
     backend = TransformersBackend(_policies(tmp_path, tiny_models), dtype="float32")
     expected = [[c.completion_ids for c in cs] for cs in backend.generate(_requests())]
-    monkeypatch.setattr(transformers_backend, "supports_row_adapters", lambda model: False)
+    monkeypatch.setattr(transformers_backend, "unsupported", lambda model: "not covered (this test)")
     monkeypatch.setattr(transformers_backend, "in_tested_range", lambda dist: peft_in_range or dist != "peft")
     model = backend.policies.slots["helper"].model
     ids = torch.tensor([[5, 6, 7, 8], [9, 10, 11, 12]])

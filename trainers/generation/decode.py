@@ -192,10 +192,12 @@ def _positions(mask: torch.Tensor) -> torch.Tensor:
 
 
 
+def stops(text: str, settings: DecodeSettings) -> bool:
+    """Whether a reply's text now holds a stop string or (``stop_after_code``) a closed code block."""
+    return any(s and s in text for s in settings.stop) or (settings.stop_after_code and code_block_end(text) is not None)
+
+
 def _stopped(tokens, finished, settings: DecodeSettings, decode_text, device) -> torch.Tensor:
     """Rows whose text now holds a stop string or (``stop_after_code``) a closed code block."""
-    def hit(text: str) -> bool:
-        return any(s and s in text for s in settings.stop) or (settings.stop_after_code and code_block_end(text) is not None)
-
-    hits = [not done and hit(decode_text(row)) for row, done in zip(tokens, finished.tolist())]
+    hits = [not done and stops(decode_text(row), settings) for row, done in zip(tokens, finished.tolist())]
     return torch.tensor(hits, dtype=torch.bool, device=device)

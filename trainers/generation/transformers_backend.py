@@ -1,11 +1,13 @@
 """Generation with a transformers model: all agents that share a base model in one batched loop.
 
 Rows are grouped by (model, sampling settings). Within a group, each distinct (agent, prompt) is
-prefilled once and its KV cache copied to its ``num_samples`` rows (:mod:`trainers.generation.decode`);
-the decode steps then run every agent's rows together, each row through its own LoRA adapter
-(:mod:`trainers.generation.row_lora`, or peft's ``adapter_names`` for adapters it does not handle).
-Generation runs under ``torch.no_grad`` and the configured autocast dtype; in fp32 on a CPU, the frozen
-linear layers run on packed weights (:mod:`trainers.generation.packed_linear`).
+prefilled once and its KV cache copied to its ``num_samples`` rows; the decode steps then run every
+agent's rows together, each row through its own LoRA adapter. A model the project's own module
+covers (a Llama, SmolLM2 among them, with plain LoRA adapters: :func:`llm_coop_envs.lm.load.unsupported`)
+runs on the engine (:mod:`llm_coop_envs.lm.engine`: per-row adapters built in, fp32 weights on a CPU
+packed for fast products); any other runs through transformers' own forward
+(:mod:`trainers.generation.decode`, rows routed to their adapters by peft's ``adapter_names``).
+Generation runs under ``torch.no_grad`` and the configured autocast dtype.
 """
 
 from __future__ import annotations
@@ -20,10 +22,9 @@ import torch
 from llm_coop_envs.versions import in_tested_range
 from trainers.config import SamplingConfig
 from trainers.generation.base import Completion, GenerationRequest, code_block_end, cut_at_stop, cut_reply
-from trainers.generation.decode import DecodeSettings, decode
-from trainers.generation.llama_step import LlamaDecodeStep
-from trainers.generation.packed_linear import packed_linears
-from trainers.generation.row_lora import row_adapters, supports_row_adapters
+from llm_coop_envs.lm.engine import Engine, Sampling
+from llm_coop_envs.lm.load import from_transformers, unsupported
+from trainers.generation.decode import DecodeSettings, decode, stops
 from trainers.policy import Policies, pad_token_id
 
 
@@ -73,17 +74,22 @@ class TransformersBackend:
             prompt_of_row += [index] * request.num_samples
             row_prompts += [prompt] * request.num_samples
         adapters = [adapter for adapter, _ in distinct]
-        autocast = torch.autocast(self.policies.device.type, dtype=torch.bfloat16, enabled=self.dtype == "bfloat16")
-        with autocast:
-            # A plain Llama decodes through its lean step (its own packed weights); others on packed layers.
-            fast = LlamaDecodeStep.build(model, [adapters[i] for i in prompt_of_row])
-            with packed_linears(model) if fast is None else contextlib.nullcontext():
+        prompts = [prompt for _, prompt in distinct]
+        settings = self._settings(sampling, tokenizer, model)
+        decode_text = functools.partial(tokenizer.decode, skip_special_tokens=True)
+        bf16 = self.dtype == "bfloat16"
+        with torch.autocast(self.policies.device.type, dtype=torch.bfloat16, enabled=bf16):
+            if unsupported(model) is None:
+                owned = from_transformers(model).eval()
+                slots = [-1 if a is None else owned.adapter_names.index(a) for a in adapters]
+                new_tokens, new_logprobs = Engine(owned, packed=not bf16).sample(
+                    prompts, prompt_of_row, _sampling(settings), slots, _stop_rule(settings, decode_text),
+                    self.decode_progress)
+            else:
                 new_tokens, new_logprobs = decode(
-                    model, [prompt for _, prompt in distinct], prompt_of_row, self._settings(sampling, tokenizer, model),
+                    model, prompts, prompt_of_row, settings,
                     lambda rows: _adapter_scope(model, [adapters[i] for i in rows]),
-                    decode_text=lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
-                    progress=self.decode_progress, fast_step=fast,
-                )
+                    decode_text=decode_text, progress=self.decode_progress)
         eos_ids = end_token_ids(tokenizer, model)
         completions = [
             _completion(prompt, tokens, logprobs, tokenizer, sampling, eos_ids)
@@ -103,12 +109,22 @@ class TransformersBackend:
         )
 
 
+def _sampling(settings: DecodeSettings) -> Sampling:
+    return Sampling(max_new_tokens=settings.max_new_tokens, temperature=settings.temperature, top_p=settings.top_p,
+                    eos_ids=settings.eos_ids, pad_id=settings.pad_id, min_new_tokens=settings.min_new_tokens)
+
+
+def _stop_rule(settings: DecodeSettings, decode_text):
+    """The engine's stop callback: a row ends once its text holds a stop string or a closed code block."""
+    if not (settings.stop or settings.stop_after_code):
+        return None
+    return lambda running, tokens: [stops(decode_text(row), settings) for row in tokens]
+
+
 def _adapter_scope(model: torch.nn.Module, adapters: list[str | None]) -> contextlib.AbstractContextManager:
-    """Route each row to its adapter: our batched per-row LoRA, or peft's ``adapter_names`` otherwise."""
+    """Route each row to its adapter through peft's ``adapter_names``."""
     if set(adapters) == {None}:
         return model.disable_adapter() if hasattr(model, "disable_adapter") else contextlib.nullcontext()
-    if supports_row_adapters(model):
-        return row_adapters(model, adapters)
     names = [a if a is not None else "__base__" for a in adapters]
     return _peft_adapter_names(model, names)
 
