@@ -247,33 +247,28 @@ class Block(nn.Module):
     def forward(self, x, cos, sin, mask, cache: KVCache | None, index: int, rows: Rows | None) -> torch.Tensor:
         s = self.shape
         batch, tokens, _ = x.shape
-        q, k, v = self._split(self._project(("q", "k", "v"), _norm(x, self.norm_1, s.rms_eps), rows),
-                              [s.heads * s.head_dim, s.kv_heads * s.head_dim, s.kv_heads * s.head_dim])
-        q = _rotate(q.view(batch, tokens, s.heads, s.head_dim).transpose(1, 2), cos, sin)
-        k = _rotate(k.view(batch, tokens, s.kv_heads, s.head_dim).transpose(1, 2), cos, sin)
-        v = v.view(batch, tokens, s.kv_heads, s.head_dim).transpose(1, 2)
+        qkv = self._project(("q", "k", "v"), _norm(x, self.norm_1, s.rms_eps), rows)
+        qkv = qkv.view(batch, tokens, s.heads + 2 * s.kv_heads, s.head_dim)
+        turned = _rotate(qkv[:, :, : s.heads + s.kv_heads], cos, sin)  # q and k in one pass
+        q, k = turned[:, :, : s.heads].transpose(1, 2), turned[:, :, s.heads:].transpose(1, 2)
+        v = qkv[:, :, s.heads + s.kv_heads:].transpose(1, 2)
         if cache is not None:
             k, v = cache.update(index, k, v)
         attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=s.heads != s.kv_heads)
         x = x + self._project(("o",), attended.transpose(1, 2).reshape(batch, tokens, -1), rows)
-        gate, up = self._split(self._project(("gate", "up"), _norm(x, self.norm_2, s.rms_eps), rows),
-                               [s.intermediate, s.intermediate])
+        gate, up = self._project(("gate", "up"), _norm(x, self.norm_2, s.rms_eps), rows).chunk(2, dim=-1)
         return x + self._project(("down",), F.silu(gate) * up, rows)
 
-    def _project(self, names: tuple[str, ...], x: torch.Tensor, rows: Rows | None) -> torch.Tensor | list[torch.Tensor]:
-        """The projections ``names`` of ``x``: one product on packed weights (forwards without grad),
-        else one per projection."""
+    def _project(self, names: tuple[str, ...], x: torch.Tensor, rows: Rows | None) -> torch.Tensor:
+        """The projections ``names`` of ``x``, side by side: one product on packed weights (forwards
+        without grad), else one per projection."""
         if self.packed is not None and not torch.is_grad_enabled():
             weight, outputs, lora = self.packed[names[0]]
             out = _packed_linear(x, weight)
             columns = out[..., outputs:] if lora is not None else None
             return _product(x, out[..., :outputs], lora, rows, False, columns)
         outs = [self.proj[name](x, rows) for name in names]
-        return outs if len(outs) > 1 else outs[0]
-
-    @staticmethod
-    def _split(out, sizes: list[int]) -> list[torch.Tensor]:
-        return list(out) if isinstance(out, list) else list(out.split(sizes, dim=-1))
+        return torch.cat(outs, dim=-1) if len(outs) > 1 else outs[0]
 
     def pack(self) -> None:
         """One product for q/k/v, one for gate/up, one each for o and down, on detached weights; each
@@ -336,8 +331,8 @@ class Transformer(nn.Module):
             positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past:]
         rows = None if adapters is None else Rows(torch.as_tensor(adapters, device=tokens.device))
         cos, sin = self._rotary(positions)
-        attention = _attention_mask(mask.bool(), count)
         x = F.embedding(tokens, self.embed)
+        attention = _attention_mask(mask.bool(), count, x.dtype)
         for index, block in enumerate(self.blocks):
             x = block(x, cos, sin, attention, cache, index, rows)
         if cache is not None:
@@ -351,7 +346,7 @@ class Transformer(nn.Module):
 
     def _rotary(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         angles = positions[..., None].float() * self.frequencies
-        angles = torch.cat([angles, angles], dim=-1)[:, None]  # [rows, 1 (every head), tokens, head_dim]
+        angles = torch.cat([angles, angles], dim=-1)[:, :, None]  # [rows, tokens, 1 (every head), head_dim]
         return angles.cos().to(self.embed.dtype), angles.sin().to(self.embed.dtype)
 
     def add_adapter(self, name: str) -> int:
@@ -382,14 +377,16 @@ class Transformer(nn.Module):
             self.packed_head = None
 
 
-def _attention_mask(mask: torch.Tensor, count: int) -> torch.Tensor:
-    """``[rows, 1, count, positions]``: each new token sees the earlier positions that hold tokens, and
-    itself (so a padding position attends to something and its values stay finite; no real token ever
-    reads a padding position)."""
+def _attention_mask(mask: torch.Tensor, count: int, dtype: torch.dtype) -> torch.Tensor:
+    """``[rows, 1, count, positions]``, 0 where a new token sees a position and -inf where not: each new
+    token sees the earlier positions that hold tokens, and itself (so a padding position attends to
+    something and its values stay finite; no real token ever reads a padding position). Additive, made
+    once per forward: a boolean mask would be turned into this in every layer."""
     total = mask.shape[1]
     query = torch.arange(total - count, total, device=mask.device)[:, None]
     key = torch.arange(total, device=mask.device)[None, :]
-    return ((key <= query) & mask[:, None, :] | (key == query))[:, None]
+    seen = ((key <= query) & mask[:, None, :] | (key == query))[:, None]
+    return torch.zeros(seen.shape, dtype=dtype, device=mask.device).masked_fill_(~seen, -math.inf)
 
 
 def _norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
