@@ -328,13 +328,9 @@ def _pair_for(agent: str, cfg: TrainConfig, models, copy_shared: bool) -> ModelP
 
 def load_model(name_or_path: str) -> ModelPair:
     """A causal LM in fp32 and its tokenizer (``default`` → the cached SmolLM2, pulled if missing)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from llm_coop_envs.lm.load import pretrained
 
-    from llm_coop_envs.lm.cache import resolve_model
-
-    path = resolve_model(name_or_path)
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    model, tokenizer = pretrained(name_or_path)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer

@@ -260,8 +260,13 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    rows, found = census()
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Lines, decode paths, prefix sharing and model loading per package.")
+    parser.add_argument("--root", type=Path, default=ROOT,
+                        help="a checkout to count (another commit's worktree, for a before/after)")
+    rows, found = census(parser.parse_args(argv).root)
     print("# House census\n")
     print(table(rows))
     print("\nWhere (the rules: `python -m pydoc benchmarks.house.census`):\n")

@@ -45,14 +45,14 @@ def make_trainer():
 @contextlib.contextmanager
 def previous_settings(backend) -> Iterator[None]:
     """The generation settings before this change: one padded prefill forward, 64 rows a batch."""
-    from trainers.generation import decode
+    from llm_coop_envs.lm import engine
 
-    saved = decode.PREFILL_TOKENS, backend.max_batch_rows
-    decode.PREFILL_TOKENS, backend.max_batch_rows = 10**12, 64
+    saved = engine.PREFILL_TOKENS, backend.max_batch_rows
+    engine.PREFILL_TOKENS, backend.max_batch_rows = 10**12, 64
     try:
         yield
     finally:
-        decode.PREFILL_TOKENS, backend.max_batch_rows = saved
+        engine.PREFILL_TOKENS, backend.max_batch_rows = saved
 
 
 def timed_eval(trainer, env_id: str, env_kwargs: dict, problems: int, mode: str = "batched"):

@@ -5,8 +5,8 @@ G = 4, 128 tokens) with one step of TRL's ``GRPOTrainer``. This one asks how far
 fall with the same weights, in fp32, on this CPU. It times the step, then only the kernels a step
 cannot skip, called back to back with nothing else between them:
 
-* **decode**: for each of the 128 new tokens, every layer's weight products exactly as the lean decode
-  step runs them (packed q/k/v, o, gate/up, down, each with both agents' LoRA, and the lm_head) and its
+* **decode**: for each of the 128 new tokens, every layer's weight products as the engine's packed
+  model runs them (packed q/k/v, o, gate/up, down, each with both agents' LoRA, and the lm_head) and its
   attention over a cache of the step's length, for the benchmark's 8 rows;
 * **prefill**: the forward of the two distinct prompts;
 * **update**: under the torch profiler, a real update's matrix products and attention kernels (forward
@@ -44,35 +44,66 @@ VOCABULARY_PASSES = ("aten::logsumexp", "autograd::engine::evaluate_function: _S
 
 
 def decode_kernels(trainer, tokens: int) -> float:
-    """Seconds of ``tokens`` decode steps' weight products and attention for both agents' 4 rows each."""
-    from trainers.generation.llama_step import LlamaDecodeStep, linear_on_packed
+    """Seconds of ``tokens`` decode steps' weight products and attention for both agents' 4 rows each:
+    per layer one product each for q/k/v (with every adapter's A as extra columns), o, gate/up (the same)
+    and down, in oneDNN's packed layout where torch has it, each row's LoRA B product, the attention over
+    a cache of the step's length, and the output layer. The weights are the engine's, packed here: the
+    floor does not depend on how the engine calls them."""
+    from llm_coop_envs.lm.load import from_transformers
 
     policies = trainer.policies
     agents = list(policies.slots)
-    model = policies.slots[agents[0]].model
-    step = LlamaDecodeStep.build(model, [policies.slots[a].adapter for a in agents for _ in range(4)])
-    if step is None:
-        raise RuntimeError("the lean decode step does not apply to this model here: no floor to measure")
-    config = step._llama.config
-    rows, hidden, inner = 8, config.hidden_size, config.intermediate_size
+    owned = from_transformers(policies.slots[agents[0]].model)
+    shape, rows = owned.shape, 8
     prompt = len(policies.prompt_ids(agents[0], PROMPT))
-    group = step._heads // step._kv_heads
-    x, x_inner = torch.randn(rows, hidden), torch.randn(rows, inner)
-    queries = torch.randn(rows, step._kv_heads, group, step._head_dim)
-    cache = [torch.randn(2, rows, step._kv_heads, prompt + tokens, step._head_dim) for _ in step._layers]
+    group = shape.heads // shape.kv_heads
+    x, x_inner = torch.randn(rows, shape.hidden), torch.randn(rows, shape.intermediate)
+    queries = torch.randn(rows, shape.kv_heads, group, shape.head_dim)
+    cache = [torch.randn(2, rows, shape.kv_heads, prompt + tokens, shape.head_dim) for _ in owned.blocks]
+    layers = [_packed_layer(block) for block in owned.blocks]
+    head = _pack(owned.embed if owned.head is None else owned.head)
     started = time.perf_counter()
     with torch.no_grad():
         for new in range(tokens):
             length = prompt + new + 1
             mask = torch.zeros(rows, 1, 1, length)
-            for layer, kv in zip(step._layers, cache):
-                step._product(x, layer["qkv"])
+            for layer, kv in zip(layers, cache):
+                for (weight, b), inputs in zip(layer, (x, x, x, x_inner)):
+                    out = _product(inputs, weight)
+                    if b is not None:
+                        out[..., -b.shape[1]:] @ b.T
                 F.scaled_dot_product_attention(queries, kv[0, :, :, :length], kv[1, :, :, :length], attn_mask=mask)
-                step._product(x, layer["o"])
-                step._product(x, layer["gate_up"])
-                step._product(x_inner, layer["down"])
-            linear_on_packed(x, step._head)
+            _product(x, head)
     return time.perf_counter() - started
+
+
+def _packed_layer(block) -> list[tuple]:
+    """(packed weight with every adapter's A as extra rows, every adapter's B side by side or None) for
+    q/k/v, o, gate/up and down."""
+    layer = []
+    for names in (("q", "k", "v"), ("o",), ("gate", "up"), ("down",)):
+        linears = [block.proj[name] for name in names]
+        outputs = [linear.weight.shape[0] for linear in linears]
+        a = [t for linear in linears for t in linear.lora_a]
+        # each B at its own projection's output rows, so one product adds every adapter's term
+        b = [F.pad(t.detach(), (0, 0, sum(outputs[:i]), sum(outputs[i + 1:])))
+             for i, linear in enumerate(linears) for t in linear.lora_b]
+        weight = torch.cat([linear.weight for linear in linears] + a).detach()
+        layer.append((_pack(weight), torch.cat(b, dim=1) if b else None))
+    return layer
+
+
+def _pack(weight: torch.Tensor):
+    weight = weight.detach().contiguous()
+    try:
+        return torch.ops.mkldnn._reorder_linear_weight(weight, None), True
+    except (AttributeError, RuntimeError):  # no oneDNN in this torch: the plain product
+        return weight, False
+
+
+def _product(x: torch.Tensor, packed) -> torch.Tensor:
+    weight, onednn = packed
+    return torch.ops.mkldnn._linear_pointwise(x, weight, None, "none", [], "") if onednn else F.linear(x, weight)
 
 
 def prefill_seconds(trainer) -> float:

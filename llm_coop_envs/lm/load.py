@@ -108,3 +108,14 @@ def peft_state_dict(owned: Transformer, adapter: str) -> dict[str, torch.Tensor]
             out[f"{path}.lora_A.weight"], out[f"{path}.lora_B.weight"] = (t.detach().clone() for t in pair)
     return out
 
+
+def pretrained(name_or_path: str, *, pull: bool = True):
+    """``(model, tokenizer)`` of a checkpoint in fp32, as transformers reads it: ``default`` (and its
+    aliases) is the cached default model, pulled when missing unless ``pull`` is false
+    (:func:`llm_coop_envs.lm.cache.resolve_model`). The one place the project loads a model."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from llm_coop_envs.lm.cache import resolve_model
+
+    path = resolve_model(name_or_path, pull=pull)
+    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32), AutoTokenizer.from_pretrained(path)

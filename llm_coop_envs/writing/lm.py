@@ -276,18 +276,12 @@ def _chunks(encoded, max_tokens: int, context: int = 0, max_padding: float = 1.3
 
 def _load_pretrained(name: str):
     """The model in fp32 and its tokenizer; the default one from the local cache only."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from llm_coop_envs.lm.cache import resolve_model
+    from llm_coop_envs.lm.load import pretrained
 
     try:
-        path = resolve_model(name, pull=False)
+        return pretrained(name, pull=False)
     except FileNotFoundError as error:
         raise LanguageModelUnavailable(
             f"The -v3 writing rewards read the texts with a small language model that is not on this machine: "
             f"{error} (or pass language_model='<path or Hub id>')."
         ) from None
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-    return model, tokenizer

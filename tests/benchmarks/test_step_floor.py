@@ -41,18 +41,13 @@ def test_the_report_forms_each_ratio_within_its_repeat():
     assert "`up 1`" in text and "`up 2`" in text
 
 
-def test_the_decode_floor_drives_the_lean_step_of_a_model_with_two_adapters():
-    """The floor calls the lean step's own packed products: this keeps the benchmark in step with them."""
+def test_the_decode_floor_runs_the_engine_weights_of_a_model_with_two_adapters():
+    """The floor packs the owned model's own weights and adapters: this keeps the benchmark in step with them."""
     pytest.importorskip("peft")
-    from trainers.generation.packed_linear import packing_works
-
-    if not packing_works():
-        pytest.skip("this torch build has no oneDNN linear")
     from benchmarks.perf.step_floor import decode_kernels
-    from tests.trainers.conftest import build_tokenizer
-    from tests.trainers.test_llama_step import _with_adapters
+    from tests.lm.test_owned_model import tiny_llama, with_adapters
 
-    model = _with_adapters(build_tokenizer())
+    model = with_adapters(tiny_llama())
     slots = {"helper": SimpleNamespace(model=model, adapter="first"), "main": SimpleNamespace(model=model, adapter="second")}
     trainer = SimpleNamespace(policies=SimpleNamespace(slots=slots, prompt_ids=lambda agent, observation: (1, 2, 3)))
     assert decode_kernels(trainer, tokens=3) > 0

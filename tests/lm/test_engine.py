@@ -163,3 +163,58 @@ def test_an_adapter_outside_the_seven_projections_keeps_the_model_on_transformer
     with pytest.raises(ValueError, match="lm_head"):
         from_transformers(tuned)
     assert unsupported(peft.get_peft_model(tiny_llama(), peft.LoraConfig(r=4, target_modules=["q_proj"]))) is None
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_prefill_in_length_ordered_chunks_changes_no_token(models, monkeypatch, temperature):
+    """Prompts prefilled one chunk at a time, in length order, and joined left-padded give the tokens and
+    log-probs of one padded forward of all prompts."""
+    from llm_coop_envs.lm import engine as engine_module
+
+    _, owned = models
+    engine = Engine(owned)
+    settings = Sampling(max_new_tokens=6, temperature=temperature, top_p=0.9)
+
+    def run():
+        torch.manual_seed(0)
+        return engine.sample(PROMPTS, ROWS, settings, adapters=SLOTS)
+
+    monkeypatch.setattr(engine_module, "PREFILL_TOKENS", 10**6)  # one forward
+    whole = run()
+    monkeypatch.setattr(engine_module, "PREFILL_TOKENS", 1)  # one prompt per forward
+    chunked = run()
+    assert chunked[0] == whole[0]
+    for mine, theirs in zip(chunked[1], whole[1]):
+        assert torch.allclose(torch.tensor(mine), torch.tensor(theirs), atol=TOLERANCE)
+
+
+def test_a_full_cache_refuses_more_positions(models):
+    from llm_coop_envs.lm.model import KVCache
+
+    _, owned = models
+    cache = KVCache(owned.shape, 1, 4)
+    with torch.no_grad():
+        owned(torch.tensor([[1, 2, 3, 4]]), cache=cache)
+        with pytest.raises(RuntimeError, match="KV cache full"):
+            owned(torch.tensor([[5]]), cache=cache)
+
+
+def test_without_onednn_packing_the_engine_samples_the_same_tokens(models, monkeypatch):
+    """The private oneDNN operators are used only with torch inside its declared range and where they
+    agree with ``F.linear``; otherwise the packed model multiplies plain weights: the same tokens."""
+    from llm_coop_envs.lm import model as model_module
+
+    _, owned = models
+    settings = Sampling(max_new_tokens=6, temperature=0.8, top_p=0.9)
+    torch.manual_seed(2)
+    packed, _ = Engine(owned).sample(PROMPTS, ROWS, settings, adapters=SLOTS)
+    model_module._onednn.cache_clear()
+    monkeypatch.setattr(model_module, "in_tested_range", lambda dist: dist != "torch", raising=False)
+    monkeypatch.setattr("llm_coop_envs.versions.in_tested_range", lambda dist: dist != "torch")
+    try:
+        assert not model_module._onednn()
+        torch.manual_seed(2)
+        plain, _ = Engine(owned).sample(PROMPTS, ROWS, settings, adapters=SLOTS)
+    finally:
+        model_module._onednn.cache_clear()
+    assert plain == packed

@@ -1,6 +1,6 @@
-"""The decode loop's fast paths change no token: dropping finished rows from the batch and the
-preallocated KV cache give the same tokens and log-probs as the plain loop, greedy and seeded sampling,
-with two agents' adapters mixed in one batch. The sampler draws from the sampling distribution."""
+"""The fallback decode loop (transformers' forward): dropping finished rows from the batch changes no
+token or log-prob, greedy and seeded sampling, with two agents' adapters mixed in one batch. The draw
+(the engine's, shared by both loops) follows the sampling distribution."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ pytest.importorskip("peft")
 
 from tests.trainers.conftest import tiny_config  # noqa: E402
 from trainers.generation import decode as decode_module  # noqa: E402
-from trainers.generation import kv_cache  # noqa: E402
 from llm_coop_envs.lm.engine import pick  # noqa: E402
 from trainers.generation.decode import DecodeSettings, decode  # noqa: E402
 from trainers.generation.transformers_backend import _adapter_scope  # noqa: E402
@@ -49,9 +48,8 @@ def _decode(model, prompts, adapters, compact, temperature, eos_ids, top_p=1.0, 
 def test_dropping_finished_rows_changes_no_token(batch, monkeypatch, sampling):
     model, prompts, adapters, eos_ids = batch
     drops = []
-    keep_rows = kv_cache._PreallocatedLayer.keep_rows
-    monkeypatch.setattr(kv_cache._PreallocatedLayer, "keep_rows", lambda self, rows: drops.append(len(rows)) or keep_rows(self, rows))
-    monkeypatch.setattr(decode_module, "worth_compacting", lambda finished: bool(finished.any()))  # drop at every end
+    # drop at every end, counting the drops
+    monkeypatch.setattr(decode_module, "worth_compacting", lambda finished: bool(finished.any()) and not drops.append(1))
     mixed_lengths = 0
     for seed in (0, 1, 2, 3):
         kept_tokens, kept_logprobs = _decode(model, prompts, adapters, False, eos_ids=eos_ids, seed=seed, **sampling)
@@ -61,25 +59,6 @@ def test_dropping_finished_rows_changes_no_token(batch, monkeypatch, sampling):
             torch.testing.assert_close(torch.tensor(ours), torch.tensor(theirs), rtol=1e-5, atol=1e-5)
         mixed_lengths += len({len(row) for row in tokens}) > 1
     assert mixed_lengths and drops  # rows did finish at different steps and left the batch early
-
-
-@pytest.mark.parametrize("sampling", [{"temperature": 0.0}, {"temperature": 1.0}])
-def test_preallocated_cache_equals_transformers_cache(batch, monkeypatch, sampling):
-    model, prompts, adapters, eos_ids = batch
-    ours = _decode(model, prompts, adapters, True, eos_ids=eos_ids, **sampling)
-    monkeypatch.setattr(kv_cache.RowCache, "supports", staticmethod(lambda prefill: False))
-    dynamic = _decode(model, prompts, adapters, True, eos_ids=eos_ids, **sampling)
-    assert ours[0] == dynamic[0]
-    for mine, theirs in zip(ours[1], dynamic[1]):
-        torch.testing.assert_close(torch.tensor(mine), torch.tensor(theirs), rtol=1e-5, atol=1e-5)
-
-
-def test_preallocated_cache_refuses_to_overflow():
-    layer = kv_cache._PreallocatedLayer(torch.zeros(1, 2, 3, 4), torch.zeros(1, 2, 3, 4), capacity=4)
-    layer.update(torch.ones(1, 2, 1, 4), torch.ones(1, 2, 1, 4))
-    assert layer.get_seq_length() == 4 and layer.keys.shape == (1, 2, 4, 4) and float(layer.keys[0, 0, 3, 0]) == 1.0
-    with pytest.raises(RuntimeError, match="KV cache full"):
-        layer.update(torch.ones(1, 2, 1, 4), torch.ones(1, 2, 1, 4))
 
 
 @pytest.mark.parametrize("top_p", [1.0, 0.8])
@@ -120,26 +99,3 @@ def test_seeded_sampling_is_reproducible(batch):
     other = _decode(model, prompts, adapters, True, temperature=0.9, top_p=0.95, eos_ids=eos_ids, seed=8)
     assert first == again
     assert first[0] != other[0]
-
-
-@pytest.mark.parametrize("temperature", [0.0, 1.0])
-def test_prefill_in_length_ordered_chunks_changes_no_token(batch, monkeypatch, temperature):
-    """Prompts prefilled one chunk at a time, in length order, and joined left-padded give the tokens
-    and log-probs of one padded forward of all prompts in their own order."""
-    model, prompts, adapters, eos_ids = batch
-    prompts, adapters = [prompts[1], prompts[0], prompts[1][:4]], [adapters[1], adapters[0], adapters[0]]
-    assert len({len(p) for p in prompts}) == 3 and sorted(prompts, key=len) != prompts
-
-    def run():
-        settings = DecodeSettings(max_new_tokens=10, temperature=temperature, eos_ids=eos_ids)
-        torch.manual_seed(0)
-        return decode(model, prompts, [0, 0, 2, 1, 1, 2], settings,
-                      lambda rows: _adapter_scope(model, [adapters[i] for i in rows]))
-
-    monkeypatch.setattr(decode_module, "PREFILL_TOKENS", 10**6)  # one forward
-    whole = run()
-    monkeypatch.setattr(decode_module, "PREFILL_TOKENS", 1)  # one prompt per forward
-    chunked = run()
-    assert chunked[0] == whole[0]
-    for mine, theirs in zip(chunked[1], whole[1]):
-        torch.testing.assert_close(torch.tensor(mine), torch.tensor(theirs), rtol=1e-5, atol=1e-5)
