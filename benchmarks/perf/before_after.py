@@ -96,12 +96,14 @@ def run_child(checkout: Path, part: str, repeat: int, repeats: int) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", required=True, type=Path, help="a checkout of the earlier commit")
+    parser.add_argument("--current", type=Path, default=Path(__file__).resolve().parents[2],
+                        help="the checkout measured against it (default: this one; a worktree of a commit keeps "
+                             "edits made during the run out of it)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-tldr", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    here = Path(__file__).resolve().parents[2]
-    checkouts = {"earlier": args.before.resolve(), "current": here}
+    checkouts = {"earlier": args.before.resolve(), "current": args.current.resolve()}
     load_start = uptime()
     rows: dict[str, list[tuple[float, float]]] = {"step": [], "rollout": [], "update": [], "greedy replies": []}
     same = {"greedy": [0, 0], "tldr": [0, 0]}
@@ -138,9 +140,12 @@ def _commit(checkout: Path) -> str:
 def _report(args, checkouts, rows, same, tldr_times, loads) -> str:
     lines = ["# This checkout against an earlier one, alternately in one run", "",
              "Command (repository root): `PYTHONPATH=. python -m benchmarks.perf.before_after --before <checkout of "
-             f"{_commit(checkouts['earlier'])}>" + (f" --repeats {args.repeats}" if args.repeats != 3 else "")
+             f"{_commit(checkouts['earlier'])}> --current <checkout of {_commit(checkouts['current'])}>"
+             + (f" --repeats {args.repeats}" if args.repeats != 3 else "")
              + (" --skip-tldr" if args.skip_tldr else "") + "`", "",
-             f"Code: earlier commit `{_commit(checkouts['earlier'])}`, current {code_version()}.", "",
+             f"Code: earlier commit `{_commit(checkouts['earlier'])}`, current commit `{_commit(checkouts['current'])}`"
+             + (f" (this checkout: {code_version()})" if checkouts["current"] == Path(__file__).resolve().parents[2] else "")
+             + ".", "",
              f"Load: `{loads[0]}` at the start, `{loads[1]}` at the end.", "",
              f"Each row: seconds, earlier and current, medians over {args.repeats} repeats (a fresh process each, "
              f"alternately); the ratio is current / earlier within each repeat. Bar: each median ratio at most {BAR}x.",
