@@ -254,7 +254,15 @@ class Block(nn.Module):
         v = qkv[:, :, s.heads + s.kv_heads:].transpose(1, 2)
         if cache is not None:
             k, v = cache.update(index, k, v)
-        attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=s.heads != s.kv_heads)
+        group = s.heads // s.kv_heads
+        if tokens == 1 and group > 1:
+            # One new token per row: the query heads that share a key/value head attend as that head's
+            # queries (no causal order among them), so each cached key and value is read once per group
+            # instead of being repeated for every query head.
+            grouped = q.reshape(batch, s.kv_heads, group, s.head_dim)
+            attended = F.scaled_dot_product_attention(grouped, k, v, attn_mask=mask).reshape(batch, s.heads, 1, -1)
+        else:
+            attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=group > 1)
         x = x + self._project(("o",), attended.transpose(1, 2).reshape(batch, tokens, -1), rows)
         gate, up = self._project(("gate", "up"), _norm(x, self.norm_2, s.rms_eps), rows).chunk(2, dim=-1)
         return x + self._project(("down",), F.silu(gate) * up, rows)
