@@ -12,12 +12,13 @@ One step:
    call per tree level), joint samples are stepped on env copies in parallel, multi-turn episodes
    branch into trees, returns are discounted up the tree;
 3. the algorithm turns each sibling group into advantages;
-4. per agent: token log-probs of its own replies under its own observation, the algorithm's loss,
+4. per agent (each reply a :class:`~trainers.train_items.TrainItem`, weighted by
+   :func:`~trainers.train_items.reply_weights`): token log-probs of its own replies under its own observation, the algorithm's loss,
    backward (micro-batched), one bucketed gradient all-reduce across processes (DDP through
    Accelerate, :mod:`trainers.distributed`; under FSDP2 a reduce-scatter into each process's shard,
    :mod:`trainers.fsdp`), clip, AdamW step: once per pass over the rollout, or once per minibatch
    when the algorithm sets ``minibatch_size`` (``updates_per_rollout`` passes);
-5. metrics (reduced across processes once per step), transcripts, held-out evaluations
+5. metrics (:mod:`trainers.step_metrics`, reduced across processes once per step), transcripts, held-out evaluations
    (``eval_problems``: at step 0, every ``eval_every`` steps, after the last step) and (every
    ``save_every`` steps and at the end) a checkpoint.
 
@@ -43,18 +44,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from trainers import distributed
-from trainers.algorithms.base import Advantage, Algorithm, Capabilities, LossBatch, advantage_table, advantage_tensor
+from trainers.algorithms.base import Algorithm, Capabilities, LossBatch, advantage_table, advantage_tensor
 from trainers.algorithms.options import build_algorithm, update_schedule
 from trainers.checkpoint import latest_checkpoint, register_weight_hooks, restore_checkpoint, save_checkpoint
 from trainers.config import TrainConfig
 from trainers.draws import problem_seed
 from trainers.phases import env_kwargs_at, parse_phases, phase_index
 from trainers.distributed import Distributed
-from trainers.fsdp import full_tensor
 from trainers.evaluate import EvalResult, evaluate, make_eval_env
 from trainers.generation import GenerationRequest, backend_from_config
 from trainers.metrics_log import METRICS_FILE, SAMPLES_FILE, MetricsLogger, read_jsonl, read_metrics
@@ -63,32 +62,10 @@ from trainers.provenance import config_provenance, write_provenance
 from trainers.rollout import Group, grow_trees, root_node
 from trainers.threads import fit_threads
 from trainers.run_folder import prepare_run_folder, record_start, trim_jsonl
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainItem:
-    """One agent's reply in one joint sample, with its advantage."""
-
-    agent: str
-    prompt_ids: tuple[int, ...]
-    completion_ids: tuple[int, ...]
-    advantage: float
-    sample: int = 0
-    """Index of the reply's joint sample among the step's (on this process), in rollout order."""
-    weight: float = 1.0
-    """The reply's share of its agent's loss for the step (:func:`reply_weights`)."""
-    token_advantages: tuple[float, ...] | None = None
-    """One advantage per completion token, when the algorithm gave them (``advantage`` is then their mean)."""
-    sampler_logps: tuple[float, ...] | None = None
-    """The sampler's log-prob of each completion token, when the backend reported them."""
-
-    @property
-    def loss_advantage(self) -> Advantage:
-        return self.token_advantages if self.token_advantages is not None else self.advantage
-
-    @property
-    def is_zero(self) -> bool:
-        return not any(self.token_advantages) if self.token_advantages is not None else self.advantage == 0.0
+from trainers.step_metrics import (approx_kl_sum, clip_counts, item_metrics, merge_rank_metrics, reward_records,
+                                   sampler_gap)
+from trainers.train_items import (TrainItem, clip_gradients, depth_counts, importance_weights, item_totals,
+                                  reply_weights, rescaled, sampler_logps, train_item)
 
 
 class Trainer:
@@ -294,7 +271,7 @@ class Trainer:
                 for agent, advantage in zip(group.agents, row):
                     groups_of[agent].append((group.depth, node))
                     reply = sample.replies[agent]
-                    items[agent].append(_train_item(agent, reply, advantage, index))
+                    items[agent].append(train_item(agent, reply, advantage, index))
                 index += 1
         # Turns and nodes are counted over every process's trees (one gather): the loss is then the
         # same whether N processes or one roll out the step's problems, whatever each tree's shape.
@@ -319,7 +296,7 @@ class Trainer:
         logp_totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # first pass: sum, tokens
         for key in self.optimizers:
             for agent in self.policies.agents_of(key):
-                metrics.update(_item_metrics(agent, items.get(agent, [])))
+                metrics.update(item_metrics(agent, items.get(agent, [])))
         for epoch in range(self.updates_per_rollout):
             losses: dict[str, list[float]] = defaultdict(list)
             norms: dict[str, list[float]] = defaultdict(list)
@@ -339,7 +316,7 @@ class Trainer:
                             param.grad = torch.full_like(param, float("nan"))
                     distributed.synchronize_gradients(self.accelerator, module, self.policies, key)
                     # after the synchronisation: under FSDP these are the shards the optimizer steps
-                    norm = _clip(list(self.policies.named_trainable(key).values()), self.cfg.max_grad_norm)
+                    norm = clip_gradients(list(self.policies.named_trainable(key).values()), self.cfg.max_grad_norm)
                     if not math.isfinite(norm):
                         raise FloatingPointError(self._non_finite_message(
                             f"The gradients of {key!r} are not finite (a non-finite loss or an overflow, on some process)"
@@ -388,7 +365,7 @@ class Trainer:
             for agent, agent_items in items.items():
                 for item in agent_items:
                     split[item.sample // size][agent].append(item)
-        local = [{agent: _totals(part_items) for agent, part_items in part.items()} for part in split]
+        local = [{agent: item_totals(part_items) for agent, part_items in part.items()} for part in split]
         totals = self.dist.sum_counts(dict(enumerate(local)))
         count = 1 + max(totals, default=0)
         split += [{} for _ in range(count - len(split))]  # a process short of samples joins with empty ones
@@ -397,7 +374,7 @@ class Trainer:
         if size is None:
             return split
         processes = self.dist.world_size
-        return [{agent: _rescaled(part_items, totals[index][agent]["weight"] / processes)
+        return [{agent: rescaled(part_items, totals[index][agent]["weight"] / processes)
                  for agent, part_items in part.items()} for index, part in enumerate(split)]
 
     @torch.no_grad()
@@ -425,7 +402,7 @@ class Trainer:
         # all of them stop here, before any step, and the last checkpoint stays intact.
         self.accelerator.backward(loss)
         params = [p for module in self.owned_modules.values() for p in module.parameters()]
-        if not math.isfinite(_clip(params, self.cfg.max_grad_norm)):
+        if not math.isfinite(clip_gradients(params, self.cfg.max_grad_norm)):
             raise FloatingPointError(self._non_finite_message("The gradients of the algorithm's modules are not finite"))
         for optimizer in self.owned_optimizers.values():
             optimizer.step()
@@ -464,7 +441,7 @@ class Trainer:
                 saved["old"] = logps.detach()
             if options.kl_coef > 0 and "ref" not in saved:
                 saved["ref"] = self.policies.reference_logprobs(agent, prompts, completions, sampling)
-            sampler = _sampler_logps(micro, saved["old"])
+            sampler = sampler_logps(micro, saved["old"])
             if "gap" not in saved:  # once per reply: π_old is the policy the sampler should have matched
                 saved["gap"] = sampler_gap(sampler, saved["old"], mask)
                 self._gap_totals[agent] = [a + b for a, b in zip(self._gap_totals[agent], saved["gap"])]
@@ -640,174 +617,12 @@ class Trainer:
 
 
 # ---------------------------------------------------------------------------- helpers
-def reward_metrics(groups: Sequence[Group]) -> dict[str, float]:
-    """``reward/*`` over the first-turn samples (what one episode start earns) and all returns."""
-    return metrics_from_records(reward_records(groups))
-
-
-def reward_records(groups: Sequence[Group]) -> dict[str, Any]:
-    """What ``reward/*`` and ``train/*`` are computed from: small, so every rank can send its own."""
-    first = [s for g in groups if g.depth == 0 for s in g.samples]
-    return {
-        "first": [(s.reward, s.solved, s.return_, dict(s.components), dict(s.agent_rewards)) for s in first],
-        "train/groups": len(groups), "train/joint_samples": sum(len(g.samples) for g in groups),
-        "train/flat_groups": sum(float(np.ptp(g.returns) == 0) for g in groups),
-        "train/groups_tests_vary": sum(float(_varies(g, TESTS_COMPONENTS)) for g in groups),
-        "train/groups_coop_vary": sum(float(_varies(g, COOPERATION_COMPONENTS)) for g in groups),
-    }
-
-
-TESTS_COMPONENTS = ("tests",)
-COOPERATION_COMPONENTS = ("uses_helper", "beyond_wrapper", "ignored_return")
-"""The coding reward's components that pay for correctness and for cooperation: a group teaches
-correctness (cooperation) only when these differ between its samples; formatting alone moves the others."""
-
-
-def _varies(group: Group, names: Sequence[str]) -> bool:
-    """True when some component of ``names`` takes more than one value among the group's samples."""
-    return any(len({float(s.components.get(name, 0.0)) for s in group.samples}) > 1 for name in names
-               if any(name in s.components for s in group.samples))
-
-
-def clip_counts(batch: Any) -> tuple[float, float]:
-    """(tokens whose clipped term is the active one in :func:`clipped_surrogate`, reply tokens): ρ
-    above 1+ε with a positive advantage or below 1−ε with a negative one. ρ ≡ 1 on the first pass
-    over a rollout taken as one minibatch, so this counts only from the second pass (or minibatch) on."""
-    with torch.no_grad():
-        ratio = torch.exp(batch.logps - batch.old_logps)
-        advantages = batch.advantages.unsqueeze(-1) if batch.advantages.dim() == 1 else batch.advantages
-        clipped = ((ratio > 1 + batch.clip_eps) & (advantages > 0)) | ((ratio < 1 - batch.clip_eps) & (advantages < 0))
-        return float((clipped * batch.mask).sum()), float(batch.mask.sum())
-
-
-def approx_kl_sum(batch: Any) -> tuple[float, float]:
-    """(Σ over reply tokens of (ρ − 1) − log ρ, reply tokens), ρ = π_θ/π_old: the k3 estimate of
-    KL(π_old‖π_θ) that CleanRL and TRL log as ``approx_kl``. 0 on a first pass (ρ ≡ 1)."""
-    with torch.no_grad():
-        log_ratio = (batch.logps - batch.old_logps) * batch.mask
-        return float(((torch.exp(log_ratio) - 1 - log_ratio) * batch.mask).sum()), float(batch.mask.sum())
-
-
-def _sampler_logps(items: Sequence[TrainItem], like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """The sampler's log-probs of a micro-batch as [B, T] (0 where unknown) and which entries are known."""
-    if all(item.sampler_logps is None for item in items):
-        return None
-    values, known = torch.zeros_like(like), torch.zeros_like(like)
-    for row, item in enumerate(items):
-        if item.sampler_logps is not None:
-            values[row, : len(item.sampler_logps)] = torch.tensor(item.sampler_logps, dtype=like.dtype)
-            known[row, : len(item.sampler_logps)] = 1.0
-    return values, known
-
-
-def sampler_gap(sampler: tuple[torch.Tensor, torch.Tensor] | None, old: torch.Tensor,
-                mask: torch.Tensor) -> tuple[float, float]:
-    """(Σ |log π_sampler − log π_old| over the reply tokens the sampler reported, their count)."""
-    if sampler is None:
-        return 0.0, 0.0
-    values, known = sampler
-    known = known * mask
-    return float(((values - old).abs() * known).sum()), float(known.sum())
-
-
-def importance_weights(sampler: tuple[torch.Tensor, torch.Tensor] | None, old: torch.Tensor, mask: torch.Tensor,
-                       cap: float | None) -> torch.Tensor | None:
-    """Per token min(π_old / π_sampler, cap), 1 where the sampler gave no log-prob; ``None`` when off.
-    Truncated importance sampling (Yao et al., 2025): the rollouts came from the sampler, the loss
-    assumes π_old; capping keeps one improbable token from dominating the step."""
-    if cap is None or sampler is None:
-        return None
-    values, known = sampler
-    ratio = torch.exp((old - values) * known).clamp(max=cap)
-    return (ratio * mask + (1 - mask)).detach()
-
-
-STEP_COUNTS = ("train/groups", "train/joint_samples", "train/flat_groups", "train/groups_tests_vary",
-               "train/groups_coop_vary")
-"""Counts over a step's groups, summed over ranks."""
-
-
-def metrics_from_records(records: Mapping[str, Any]) -> dict[str, float]:
-    first = records["first"]
-    rewards = np.array([r[0] for r in first]) if first else np.zeros(1)
-    metrics = {
-        "reward/mean": float(rewards.mean()), "reward/std": float(rewards.std()), "reward/max": float(rewards.max()),
-        "reward/solved_rate": float(np.mean([r[1] for r in first])) if first else 0.0,
-        "reward/return_mean": float(np.mean([r[2] for r in first])) if first else 0.0,
-        **{name: records[name] for name in STEP_COUNTS if name in records},
-    }
-    components: dict[str, list[float]] = defaultdict(list)
-    own: dict[str, list[float]] = defaultdict(list)
-    for *_, parts, agent_rewards in first:
-        for name, value in parts.items():
-            components[name].append(value)
-        for agent, value in agent_rewards.items():
-            own[agent].append(value)
-    metrics.update({f"reward/{name}": float(np.mean(v)) for name, v in components.items()})
-    metrics.update({f"agent/{agent}/reward": float(np.mean(v)) for agent, v in own.items()})
-    return metrics
-
-
-def merge_rank_metrics(per_rank: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """One step's metrics over every rank: ``reward/*`` and ``train/*`` over all ranks' samples (as if
-    one process had rolled them all out); ``agent/*`` the mean of the ranks' values (the gradient is
-    the mean of the ranks' gradients; grad norms are taken after the all-reduce, so they agree);
-    ``perf/*`` the slowest rank's times and the sum of tokens and problems."""
-    records = {
-        "first": [r for rank in per_rank for r in rank["rewards"]["first"]],
-        **{name: sum(rank["rewards"][name] for rank in per_rank)
-           for name in STEP_COUNTS},
-    }
-    agents: dict[str, list[float]] = defaultdict(list)
-    for rank in per_rank:
-        for name, value in rank["agents"].items():
-            agents[name].append(value)
-    perf = {name: max(rank["perf"][name] for rank in per_rank) for name in ("perf/rollout_s", "perf/update_s", "perf/step_s")}
-    for name in ("perf/generated_tokens", "perf/problems"):
-        perf[name] = sum(rank["perf"][name] for rank in per_rank)
-    perf["perf/tokens_per_s"] = perf["perf/generated_tokens"] / max(perf["perf/rollout_s"], 1e-9)
-    perf["perf/problems_per_s"] = perf.pop("perf/problems") / max(perf["perf/step_s"], 1e-9)
-    if all("perf/threads" in rank["perf"] for rank in per_rank):
-        perf["perf/threads"] = min(rank["perf"]["perf/threads"] for rank in per_rank)
-    return {**metrics_from_records(records), **{k: float(np.mean(v)) for k, v in agents.items()}, **perf}
-
-
-def reply_weights(positions: Sequence[tuple[int, int]], nodes_at: Mapping[int, int] | None = None,
-                  processes: int = 1) -> list[float]:
-    """Each reply's weight in its agent's loss, from its (depth, node) in the step's rollout trees.
-
-    Every turn (tree depth) weighs the same, every node of a turn the same, every reply of a node the
-    same: w = 1 / (turns · nodes at its depth · replies of its node). Summed over the step, the weights
-    are 1. This is MAGRPO's per-turn objective: the mean over turns of each node's group-relative
-    term. Pooling every reply under one mean instead would give turn 1 (G replies) only a 1/(G+1) share
-    against the G·G replies of turn 2. With one turn it is the plain mean over replies.
-
-    With ``processes`` > 1, ``nodes_at`` is the number of nodes at each depth over every process's
-    trees (:func:`depth_counts`, summed), and the weights are multiplied by ``processes``: DDP averages
-    the processes' gradients, so the average of their losses is then the one-process loss over the
-    global batch, whatever the shape of each process's trees."""
-    per_node: dict[int, int] = defaultdict(int)
-    for _, node in positions:
-        per_node[node] += 1
-    counts = dict(nodes_at) if nodes_at is not None else depth_counts(positions)
-    turns = len(counts)
-    return [processes / (turns * counts[depth] * per_node[node]) for depth, node in positions]
-
-
-def depth_counts(positions: Sequence[tuple[int, int]]) -> dict[int, int]:
-    """Nodes at each depth among (depth, node) positions: what :func:`reply_weights` needs from every process."""
-    nodes_at: dict[int, set[int]] = defaultdict(set)
-    for depth, node in positions:
-        nodes_at[depth].add(node)
-    return {depth: len(nodes) for depth, nodes in nodes_at.items()}
 
 
 def _eval_view(row: Mapping[str, Any]) -> dict[str, Any]:
     """An evaluation for ``eval.json``: its metrics row, and the same numbers under short names."""
     short = {key.split("/", 1)[1]: value for key, value in row.items() if key.startswith("eval/")}
     return {**{k: v for k, v in row.items() if k != "task_ids"}, **short, "step": row["train/step"]}
-
-
 
 
 def _held_out_env(cfg: TrainConfig, env: Any, eval_env: Any) -> Any:
@@ -844,47 +659,6 @@ def _deferred_interrupt():
         yield lambda: bool(hits)
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def _item_metrics(agent: str, items: list[TrainItem]) -> dict[str, float]:
-    if not items:
-        return {}
-    return {
-        f"agent/{agent}/advantage_abs_mean": float(np.mean([abs(i.advantage) for i in items])),
-        f"agent/{agent}/reply_tokens": float(np.mean([len(i.completion_ids) for i in items])),
-    }
-
-
-def _train_item(agent: str, reply: Any, advantage: Advantage, sample: int = 0) -> TrainItem:
-    logps = getattr(reply, "logprobs", None)
-    logps = tuple(logps) if logps is not None and len(logps) == len(reply.completion_ids) else None
-    if isinstance(advantage, tuple):  # per token: their mean stands for the reply in the metrics
-        mean = float(np.mean(advantage)) if advantage else 0.0
-        return TrainItem(agent, reply.prompt_ids, reply.completion_ids, mean, sample, token_advantages=advantage,
-                         sampler_logps=logps)
-    return TrainItem(agent, reply.prompt_ids, reply.completion_ids, advantage, sample, sampler_logps=logps)
-
-
-def _rescaled(items: list[TrainItem], total: float | None = None) -> list[TrainItem]:
-    """``items`` with their weights divided by ``total`` (default: their sum), so that a minibatch's
-    weights sum to 1 over every process's share of it."""
-    total = sum(item.weight for item in items) if total is None else total
-    return [dataclasses.replace(item, weight=item.weight / total) for item in items] if total > 0 else list(items)
-
-
-def _totals(items: Sequence[TrainItem]) -> dict[str, float]:
-    """What a minibatch's normalisation needs from one process: its weights, replies and reply tokens."""
-    return {"weight": sum(i.weight for i in items), "replies": len(items),
-            "tokens": float(sum(len(i.completion_ids) for i in items))}
-
-
-def _clip(params: list[torch.nn.Parameter], max_norm: float) -> float:
-    grads = [p for p in params if p.grad is not None]
-    if not grads:
-        return 0.0
-    if max_norm > 0:  # sharded gradients (FSDP): a norm over every rank's shards
-        return float(full_tensor(torch.nn.utils.clip_grad_norm_(grads, max_norm)))
-    return float(torch.linalg.vector_norm(torch.stack([full_tensor(p.grad.norm()) for p in grads])))
 
 
 def _check_single_agent(capabilities: Capabilities, agents: tuple[str, ...], cfg: TrainConfig) -> None:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from trainers.distributed import summed
-from trainers.trainer import depth_counts, reply_weights
+from trainers.train_items import depth_counts, reply_weights
 
 
 def _one_process_view(*ranks):

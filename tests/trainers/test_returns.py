@@ -9,7 +9,7 @@ import pytest
 from trainers.algorithms.base import get_algorithm
 from trainers.generation.base import Completion
 from trainers.rollout import JointSample, Node, compute_returns, grow_trees, root_node
-from trainers.trainer import reply_weights
+from trainers.train_items import reply_weights
 
 HELPER = "def aux(n):\n    if n < 2:\n        return False\n    return all(n % d for d in range(2, int(n ** 0.5) + 1))\n"
 MAIN_RIGHT = "def x_or_y(n, x, y):\n    if aux(n):\n        return x\n    return y\n"

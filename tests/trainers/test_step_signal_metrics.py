@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 from trainers.algorithms.base import LossBatch  # noqa: E402
 from trainers.rollout import Group  # noqa: E402
-from trainers.trainer import clip_counts, merge_rank_metrics, reward_records  # noqa: E402
+from trainers.step_metrics import clip_counts, merge_rank_metrics, reward_records  # noqa: E402
 
 
 class _Sample:

@@ -20,7 +20,8 @@ from tests.trainers.vllm_standins import fake_vllm_modules  # noqa: E402
 from trainers.algorithms.base import LossBatch, policy_gradient_loss  # noqa: E402
 from trainers.generation.vllm_backend import Job, VLLMBackend, lora_dtype  # noqa: E402
 from trainers.generation.vllm_server import completion_body  # noqa: E402
-from trainers.trainer import importance_weights, sampler_gap  # noqa: E402
+from trainers.step_metrics import sampler_gap  # noqa: E402
+from trainers.train_items import importance_weights  # noqa: E402
 
 
 @pytest.fixture()

@@ -63,7 +63,7 @@ class LossBatch:
     """Reply tokens of this agent in the whole step (for ``token_mean``)."""
     weights: torch.Tensor | None = None
     """Shape [B]: each reply's weight in the step's loss (they sum to 1 over the step). The trainer
-    weighs every turn of a multi-turn tree equally (:func:`trainers.trainer.reply_weights`);
+    weighs every turn of a multi-turn tree equally (:func:`trainers.train_items.reply_weights`);
     ``None`` means 1 / ``total_replies`` for every reply."""
     importance_weights: torch.Tensor | None = None
     """Shape [B, T]: truncated importance weights min(π_old / π_sampler, cap) per reply token (detached),
