@@ -116,9 +116,13 @@ def main(argv: list[str] | None = None) -> None:
         rows["greedy replies"].append((greedy["earlier"]["seconds"], greedy["current"]["seconds"]))
         _count(same["greedy"], greedy)
         if repeat == 0 and not args.skip_tldr:
-            tldr = {name: run_child(path, "tldr", 0, 1) for name, path in checkouts.items()}
-            tldr_times = (tldr["earlier"]["seconds"], tldr["current"]["seconds"])
-            _count(same["tldr"], tldr)
+            try:
+                tldr = {name: run_child(path, "tldr", 0, 1) for name, path in checkouts.items()}
+            except RuntimeError as error:  # no TL;DR data here (LLM_COOP_DATA_DIR): the rest still runs
+                print(f"TL;DR replies skipped: {str(error).splitlines()[-1][:300]}", flush=True)
+            else:
+                tldr_times = (tldr["earlier"]["seconds"], tldr["current"]["seconds"])
+                _count(same["tldr"], tldr)
         print(f"repeat {repeat + 1}/{args.repeats}: " + ", ".join(
             f"{k} {v[-1][1] / v[-1][0]:.3f}x" for k, v in rows.items()), flush=True)
     text = _report(args, checkouts, rows, same, tldr_times, (load_start, uptime()))
