@@ -15,7 +15,8 @@ torch_pin=$(grep -o 'torch==[0-9.]*' scripts/setup.sh | head -n 1)  # the CPU bu
 "$py" .ci/lower_bounds.py > "$work/requirements.txt"
 "$py" -m pip install -q -r "$work/requirements.txt"
 # The package itself (no dependencies): in_tested_range reads its declared ranges, so the paths used
-# inside them (packed weights, the lean Llama decode step, peft's hooks) are the ones tested here.
+# inside them (packed weights, the owned model read from transformers' checkpoints, peft's hooks) are the
+# ones tested here.
 "$py" -m pip install -q --no-deps -e .
 echo "lower bounds: $("$py" -m pip list --format=freeze 2>/dev/null \
   | grep -iE '^(pettingzoo|gymnasium|transformers|peft|accelerate|torch)==' | tr '\n' ' ')"
@@ -23,5 +24,5 @@ source scripts/env.sh
 "$py" -m pytest -p no:cacheprovider \
   tests/test_dependency_bounds.py tests/core tests/integrations/test_pettingzoo_api.py \
   tests/integrations/test_gymnasium.py tests/trainers/test_generation.py tests/trainers/test_logprobs.py \
-  tests/trainers/test_decode.py tests/trainers/test_llama_step.py tests/trainers/test_packed_linear.py \
+  tests/trainers/test_decode.py tests/lm \
   tests/trainers/test_portable_model_folder.py "$@"
