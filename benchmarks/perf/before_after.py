@@ -54,9 +54,6 @@ else:
     from trainers.config import TrainConfig
     from trainers.generation.transformers_backend import TransformersBackend
     from trainers.policy import build_policies
-    cfg = TrainConfig(env="coop_procedural-v1", model="default", run_dir=tempfile.mkdtemp(prefix="before-after-"))
-    policies = build_policies(("helper", "main"), cfg)
-    backend = TransformersBackend(policies, dtype="float32")
     if part == "greedy":
         sampling = SamplingConfig(temperature=0.0, max_new_tokens=128, stop_after_code=True)
         problems = [("test", i) for i in range(120)] + [("train", i) for i in range(60)]
@@ -66,10 +63,13 @@ else:
         sampling = SamplingConfig(temperature=0.0, max_new_tokens=128)
         problems = [("test", i) for i in range(100)]
         envs = {"test": llm_coop_envs.make("tldr-v5", split="test")}
+    agents = tuple(envs["test"].possible_agents)
+    cfg = TrainConfig(env="coop_procedural-v1", model="default", run_dir=tempfile.mkdtemp(prefix="before-after-"))
+    backend = TransformersBackend(build_policies(agents, cfg), dtype="float32")
     requests, keys = [], []
     for split, index in problems:
         observations, _ = envs[split].reset(seed=0, options={"index": index})
-        for agent in ("helper", "main"):
+        for agent in agents:
             requests.append(GenerationRequest(agent, observations[agent], 1, sampling))
             keys.append(f"{split}/{index}/{agent}")
     started = time.perf_counter()
@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> None:
                              "edits made during the run out of it)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-tldr", action="store_true")
+    parser.add_argument("--only-tldr", action="store_true", help="only the TL;DR replies (one run each)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     checkouts = {"earlier": args.before.resolve(), "current": args.current.resolve()}
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     rows: dict[str, list[tuple[float, float]]] = {"step": [], "rollout": [], "update": [], "greedy replies": []}
     same = {"greedy": [0, 0], "tldr": [0, 0]}
     tldr_times = None
-    for repeat in range(args.repeats):
+    for repeat in range(0 if args.only_tldr else args.repeats):
         step = {name: run_child(path, "step", repeat, args.repeats) for name, path in checkouts.items()}
         for key, field in (("step", "step_s"), ("rollout", "rollout_s"), ("update", "update_s")):
             rows[key].append((step["earlier"][field], step["current"][field]))
@@ -125,6 +126,11 @@ def main(argv: list[str] | None = None) -> None:
                 _count(same["tldr"], tldr)
         print(f"repeat {repeat + 1}/{args.repeats}: " + ", ".join(
             f"{k} {v[-1][1] / v[-1][0]:.3f}x" for k, v in rows.items()), flush=True)
+    if args.only_tldr:
+        tldr = {name: run_child(path, "tldr", 0, 1) for name, path in checkouts.items()}
+        tldr_times = (tldr["earlier"]["seconds"], tldr["current"]["seconds"])
+        _count(same["tldr"], tldr)
+        rows = {}
     text = _report(args, checkouts, rows, same, tldr_times, (load_start, uptime()))
     args.out.write_text(text, encoding="utf-8")
     print(text)
@@ -146,7 +152,7 @@ def _report(args, checkouts, rows, same, tldr_times, loads) -> str:
              "Command (repository root): `PYTHONPATH=. python -m benchmarks.perf.before_after --before <checkout of "
              f"{_commit(checkouts['earlier'])}> --current <checkout of {_commit(checkouts['current'])}>"
              + (f" --repeats {args.repeats}" if args.repeats != 3 else "")
-             + (" --skip-tldr" if args.skip_tldr else "") + "`", "",
+             + (" --skip-tldr" if args.skip_tldr else "") + (" --only-tldr" if args.only_tldr else "") + "`", "",
              f"Code: earlier commit `{_commit(checkouts['earlier'])}`, current commit `{_commit(checkouts['current'])}`"
              + (f" (this checkout: {code_version()})" if checkouts["current"] == Path(__file__).resolve().parents[2] else "")
              + ".", "",
