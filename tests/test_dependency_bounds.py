@@ -33,8 +33,6 @@ USES = [
      "pettingzoo 1.25 (the floor above) requires gymnasium>=1.0"),
     ("torch", "2.6", "from torch.distributed.fsdp import fully_shard",
      "FSDP2's public fully_shard and FSDPModule appeared in torch.distributed.fsdp in 2.6"),
-    ("transformers", "4.55", "from transformers.cache_utils import Cache, DynamicLayer",
-     "the preallocated KV cache subclasses cache_utils.DynamicLayer (4.53 has no cache layers, 4.55 has)"),
     ("transformers", "4.56", "from_pretrained(path, dtype=torch.float32)",
      "from_pretrained(dtype=...) replaced torch_dtype in 4.56; older releases ignore it"),
     ("huggingface_hub", "0.25", "from huggingface_hub.errors import HfHubHTTPError",
