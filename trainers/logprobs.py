@@ -15,6 +15,7 @@ import torch
 from trainers.config import SamplingConfig
 from llm_coop_envs.cache_api import cache_of, passing
 from llm_coop_envs.lm.distribution import token_log_probs
+from llm_coop_envs.lm.engine import full_rows
 
 
 def completion_logprobs(
@@ -51,14 +52,7 @@ def _logits_full_rows(model, tokenizer, prompts, completions, device) -> tuple[t
     column, so the logits of the last T positions (``logits_to_keep``) cover all of them and the full
     vocabulary is never materialised for prompt positions. The last column predicts no scored token
     and is not fed."""
-    pad = pad_token_id(tokenizer)
-    prompt_width = max(len(p) for p in prompts)
-    width = max(max(len(c) for c in completions), 1)
-    rows, masks = [], []
-    for prompt, completion in zip(prompts, completions):
-        left, right = prompt_width - len(prompt), width - len(completion)
-        rows.append([pad] * left + list(prompt) + list(completion) + [pad] * right)
-        masks.append([0] * left + [1] * (len(prompt) + len(completion)) + [0] * right)
+    rows, masks, prompt_width, width = full_rows(prompts, completions, pad_token_id(tokenizer))
     input_ids = torch.tensor(rows, device=device)
     attention = torch.tensor(masks, device=device)[:, :-1]
     positions = (attention.cumsum(-1) - 1).clamp(min=0)

@@ -120,16 +120,7 @@ class Engine:
         finished = torch.zeros(rows, dtype=torch.bool, device=self.device)
         eos = torch.tensor(sorted(settings.eos_ids), dtype=torch.long, device=self.device)
         for step in range(settings.max_new_tokens):
-            if step < settings.min_new_tokens and len(eos):
-                logits[:, eos] = -float("inf")
-            chosen, chosen_logprobs = pick(logits, settings, rows, running)
-            chosen = torch.where(finished, torch.full_like(chosen, settings.pad_id), chosen)
-            for row, token, logprob, done in zip(running, chosen.tolist(), chosen_logprobs.tolist(), finished.tolist()):
-                if not done:
-                    tokens[row].append(token)
-                    logprobs[row].append(logprob)
-            if len(eos):
-                finished |= torch.isin(chosen, eos)
+            chosen = take_step(logits, settings, step, eos, running, finished, tokens, logprobs)
             if stopped is not None:
                 ends = stopped(running, [tokens[row] for row in running])
                 finished |= torch.tensor(list(ends), dtype=torch.bool, device=self.device)
@@ -172,13 +163,7 @@ class Engine:
     def _full_row_logits(self, prompts, completions, adapters, pad_id):
         """Rows ``[left pad | prompt | completion | right pad]``, every completion from the same column,
         so only the last T positions' logits are made; the last column predicts nothing scored."""
-        prompt_width = max(len(p) for p in prompts)
-        width = max(max(len(c) for c in completions), 1)
-        rows, masks = [], []
-        for prompt, completion in zip(prompts, completions):
-            left, right = prompt_width - len(prompt), width - len(completion)
-            rows.append([pad_id] * left + list(prompt) + list(completion) + [pad_id] * right)
-            masks.append([0] * left + [1] * (len(prompt) + len(completion)) + [0] * right)
+        rows, masks, prompt_width, width = full_rows(prompts, completions, pad_id)
         ids = torch.tensor(rows, device=self.device)
         mask = torch.tensor(masks, device=self.device)[:, :-1]
         logits = self.model(ids[:, :-1], mask, adapters=adapters, keep=width)  # position t predicts t + 1
@@ -226,6 +211,40 @@ def worth_compacting(finished: torch.Tensor) -> bool:
     """Drop finished rows once they are a quarter of the batch: each drop copies the KV cache once."""
     done = int(finished.sum())
     return done > 0 and done * 4 >= len(finished)
+
+
+def take_step(logits: torch.Tensor, settings, step: int, eos: torch.Tensor, running: Sequence[int],
+              finished: torch.Tensor, tokens: list[list[int]], logprobs: list[list[float]]) -> torch.Tensor:
+    """One step of a decode loop (the engine's and the fallback's): end-of-sequence forbidden before
+    ``min_new_tokens``, the draw (:func:`pick`), each running row's token and log-prob appended, rows that
+    drew an end token marked in ``finished`` (in place). Returns the chosen tokens (padding for rows that
+    had already finished), the next forward's input."""
+    if step < settings.min_new_tokens and len(eos):
+        logits[:, eos] = -float("inf")
+    chosen, chosen_logprobs = pick(logits, settings, len(tokens), running)
+    chosen = torch.where(finished, torch.full_like(chosen, settings.pad_id), chosen)
+    for row, token, logprob, done in zip(running, chosen.tolist(), chosen_logprobs.tolist(), finished.tolist()):
+        if not done:
+            tokens[row].append(token)
+            logprobs[row].append(logprob)
+    if len(eos):
+        finished |= torch.isin(chosen, eos)
+    return chosen
+
+
+def full_rows(prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]],
+              pad_id: int) -> tuple[list[list[int]], list[list[int]], int, int]:
+    """Rows ``[left pad | prompt | completion | right pad]`` with every completion starting in the same
+    column, their masks, the prompts' width and the completions' (at least 1): the layout that scores
+    completions from the last T positions' logits only."""
+    prompt_width = max(len(p) for p in prompts)
+    width = max(max(len(c) for c in completions), 1)
+    rows, masks = [], []
+    for prompt, completion in zip(prompts, completions):
+        left, right = prompt_width - len(prompt), width - len(completion)
+        rows.append([pad_id] * left + list(prompt) + list(completion) + [pad_id] * right)
+        masks.append([0] * left + [1] * (len(prompt) + len(completion)) + [0] * right)
+    return rows, masks, prompt_width, width
 
 
 def pick(logits: torch.Tensor, settings: Sampling, rows: int, running: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from llm_coop_envs.cache_api import cache_of, passing
-from llm_coop_envs.lm.engine import pick, worth_compacting
+from llm_coop_envs.lm.engine import take_step, worth_compacting
 from trainers.generation.base import code_block_end
 
 
@@ -85,16 +85,7 @@ def decode(
     with contextlib.ExitStack() as scopes:
         scopes.enter_context(adapter_scope(prompt_of_row))
         for step in range(settings.max_new_tokens):
-            if step < settings.min_new_tokens and len(eos):
-                logits[:, eos] = -float("inf")
-            chosen, chosen_logprobs = pick(logits, settings, rows, running)
-            chosen = torch.where(finished, torch.full_like(chosen, settings.pad_id), chosen)
-            for row, token, logprob, done in zip(running, chosen.tolist(), chosen_logprobs.tolist(), finished.tolist()):
-                if not done:
-                    tokens[row].append(token)
-                    logprobs[row].append(logprob)
-            if len(eos):
-                finished |= torch.isin(chosen, eos)
+            chosen = take_step(logits, settings, step, eos, running, finished, tokens, logprobs)
             if (settings.stop or settings.stop_after_code) and decode_text is not None:
                 finished |= _stopped([tokens[row] for row in running], finished, settings, decode_text, device)
             if progress is not None:
