@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from llm_coop_envs.lm.engine import Engine
-from llm_coop_envs.lm.load import from_transformers, unsupported
+from llm_coop_envs.lm.load import owned_model
 from trainers.config import SamplingConfig, TrainConfig
 # pad_token_id is also imported from here (trainers.generation), so it stays a name of this module.
 from trainers.logprobs import completion_logprobs, lora_dropout_active, pad_token_id  # noqa: F401
@@ -113,8 +113,9 @@ class Policies:
         slot = self.activate(agent)
         model = self.training_modules.get(slot.key, slot.model)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"):
-            if model is slot.model and unsupported(model) is None:  # a wrapper (DDP, FSDP) keeps its own forward
-                owned = from_transformers(model).train()  # train(): each row's LoRA dropout, as peft's
+            owned = owned_model(model) if model is slot.model else None  # a wrapper (DDP, FSDP) keeps its forward
+            if owned is not None:
+                owned.train()  # each row's LoRA dropout, as peft's
                 return Engine(owned).score(prompts, completions, _slots(owned, slot.adapter, len(prompts)),
                                            *_distribution(sampling), pad_id=pad_token_id(slot.tokenizer))
             with lora_dropout_active(slot.model):
@@ -129,9 +130,9 @@ class Policies:
         slot = self.slots[agent]
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.train_dtype == "bfloat16"):
             model = slot.model if slot.adapter is not None else self._references.get(slot.key)
-            if model is not None and unsupported(model) is None:  # adapters off: every row on the base (-1)
-                owned = from_transformers(model).eval()
-                return Engine(owned).score(prompts, completions, [-1] * len(prompts), *_distribution(sampling),
+            owned = None if model is None else owned_model(model)
+            if owned is not None:  # adapters off: every row on the base (-1)
+                return Engine(owned.eval()).score(prompts, completions, [-1] * len(prompts), *_distribution(sampling),
                                            pad_id=pad_token_id(slot.tokenizer))[0]
             if slot.adapter is not None:
                 with slot.model.disable_adapter():

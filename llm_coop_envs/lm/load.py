@@ -5,10 +5,13 @@ without peft LoRA adapters: transformers and peft only read the checkpoint and k
 owned model holds the very same parameters (no copy: no second set of weights in memory, and an
 optimiser, a gradient or peft's ``save_pretrained`` sees one set of adapter weights whichever model
 ran). With ``share=False`` it holds copies; :func:`peft_state_dict` then gives an adapter's weights
-under peft's names, for ``set_peft_model_state_dict`` or a saved adapter.
+under peft's names, for ``set_peft_model_state_dict`` or a saved adapter. :func:`owned_model` keeps one owned
+model per transformers model for the sampler and the loss, rebuilt only when the model's parameters change.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import torch
 from torch import nn
@@ -94,6 +97,32 @@ def from_transformers(model: nn.Module, share: bool = True) -> Transformer:
             linear.add_adapter(slot, take(f"{path}.lora_A.{adapter}.weight"), take(f"{path}.lora_B.{adapter}.weight"),
                                layer.scaling[adapter], getattr(dropout, "p", 0.0))
     return owned
+
+
+_OWNED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def owned_model(model: nn.Module) -> Transformer | None:
+    """The owned model that runs ``model`` (sharing its parameters), or None where it cannot
+    (:func:`unsupported`). Built on the first call and kept with ``model``; built anew when its set of
+    parameters changes (an adapter added, deleted or loaded anew), its adapters' settings or its
+    device or dtype. The callers set its mode (``train()``/``eval()``) on every use."""
+    if unsupported(model) is not None:
+        return None
+    key = _identity(model)
+    kept = _OWNED.get(model)
+    if kept is None or kept[0] != key:
+        kept = (key, from_transformers(model))
+        _OWNED[model] = kept
+    return kept[1]
+
+
+def _identity(model: nn.Module) -> tuple:
+    """What the owned model is built from: each parameter object (parameters updated in place are shared,
+    so they need no rebuild), the adapters' settings (rank, scaling, dropout) and where the weights live."""
+    parameters = [p for _, p in model.named_parameters(remove_duplicate=False)]
+    configs = {name: repr(config) for name, config in getattr(model, "peft_config", {}).items()}
+    return tuple(map(id, parameters)), tuple(configs.items()), parameters[0].device, parameters[0].dtype
 
 
 def peft_state_dict(owned: Transformer, adapter: str) -> dict[str, torch.Tensor]:

@@ -183,19 +183,16 @@ def _lora(linears: Sequence[Linear]) -> _Lora | None:
 
 
 def _product(x: torch.Tensor, base: torch.Tensor, lora: _Lora | None, rows: Rows | None,
-             training: bool, lora_columns: torch.Tensor | None = None) -> torch.Tensor:
-    """``base`` (the frozen product of ``x`` [rows, tokens, in]) plus each row's adapter term.
-    ``lora_columns``: ``x @ lora.a.T`` when the caller's product already made it (packed weights)."""
+             training: bool) -> torch.Tensor:
+    """``base`` (the frozen product of ``x`` [rows, tokens, in]) plus each row's adapter term."""
     if lora is None or rows is None:
         return base
     gate = rows.gate(lora)  # each row keeps the columns of its own adapter (at -1, none: the base model)
-    if lora_columns is None:
-        if training and bool((lora.dropout > 0).any()):
-            # peft's LoRA dropout on the adapter's input, at the rate of each row's own adapter
-            rate = torch.where(lora.owner == rows.slots[:, None], lora.dropout, 0.0).amax(-1)[:, None, None]
-            x = x * (torch.rand_like(x) >= rate).to(x.dtype) / (1 - rate)
-        lora_columns = F.linear(x, lora.a)
-    return base + F.linear(lora_columns * gate, lora.b)
+    if training and bool((lora.dropout > 0).any()):
+        # peft's LoRA dropout on the adapter's input, at the rate of each row's own adapter
+        rate = torch.where(lora.owner == rows.slots[:, None], lora.dropout, 0.0).amax(-1)[:, None, None]
+        x = x * (torch.rand_like(x) >= rate).to(x.dtype) / (1 - rate)
+    return base + F.linear(F.linear(x, lora.a) * gate, lora.b)
 
 
 class KVCache:
@@ -246,35 +243,52 @@ class Block(nn.Module):
 
     def forward(self, x, cos, sin, mask, cache: KVCache | None, index: int, rows: Rows | None) -> torch.Tensor:
         s = self.shape
-        batch, tokens, _ = x.shape
         qkv = self._project(("q", "k", "v"), _norm(x, self.norm_1, s.rms_eps), rows)
+        x = x + self._project(("o",), self._attend(qkv, cos, sin, mask, cache, index), rows)
+        gate, up = self._project(("gate", "up"), _norm(x, self.norm_2, s.rms_eps), rows).chunk(2, dim=-1)
+        return x + self._project(("down",), F.silu(gate) * up, rows)
+
+    def _attend(self, qkv, cos, sin, mask, cache: KVCache | None, index: int) -> torch.Tensor:
+        """Attention of the new tokens' queries over the cached and new keys: ``[rows, tokens, heads * head_dim]``."""
+        s = self.shape
+        batch, tokens, _ = qkv.shape
+        group = s.heads // s.kv_heads
+        if tokens == 1:
+            # One new token per row (decoding): the heads sit on the axis attention reads them from as they
+            # come out of the product, with no transposes; and the query heads that share a key/value head
+            # attend as that head's queries (no causal order among them), so each cached key and value is
+            # read once per group instead of once per query head.
+            qkv = qkv.view(batch, s.heads + 2 * s.kv_heads, 1, s.head_dim)
+            turned = _rotate(qkv[:, : s.heads + s.kv_heads], cos, sin)  # q and k in one pass
+            k, v = turned[:, s.heads:], qkv[:, s.heads + s.kv_heads:]
+            if cache is not None:
+                k, v = cache.update(index, k, v)
+            grouped = turned[:, : s.heads].reshape(batch, s.kv_heads, group, s.head_dim)
+            return F.scaled_dot_product_attention(grouped, k, v, attn_mask=mask).reshape(batch, 1, -1)
         qkv = qkv.view(batch, tokens, s.heads + 2 * s.kv_heads, s.head_dim)
-        turned = _rotate(qkv[:, :, : s.heads + s.kv_heads], cos, sin)  # q and k in one pass
+        turned = _rotate(qkv[:, :, : s.heads + s.kv_heads], cos, sin)
         q, k = turned[:, :, : s.heads].transpose(1, 2), turned[:, :, s.heads:].transpose(1, 2)
         v = qkv[:, :, s.heads + s.kv_heads:].transpose(1, 2)
         if cache is not None:
             k, v = cache.update(index, k, v)
-        group = s.heads // s.kv_heads
-        if tokens == 1 and group > 1:
-            # One new token per row: the query heads that share a key/value head attend as that head's
-            # queries (no causal order among them), so each cached key and value is read once per group
-            # instead of being repeated for every query head.
-            grouped = q.reshape(batch, s.kv_heads, group, s.head_dim)
-            attended = F.scaled_dot_product_attention(grouped, k, v, attn_mask=mask).reshape(batch, s.heads, 1, -1)
-        else:
-            attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=group > 1)
-        x = x + self._project(("o",), attended.transpose(1, 2).reshape(batch, tokens, -1), rows)
-        gate, up = self._project(("gate", "up"), _norm(x, self.norm_2, s.rms_eps), rows).chunk(2, dim=-1)
-        return x + self._project(("down",), F.silu(gate) * up, rows)
+        attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=group > 1)
+        return attended.transpose(1, 2).reshape(batch, tokens, -1)
 
     def _project(self, names: tuple[str, ...], x: torch.Tensor, rows: Rows | None) -> torch.Tensor:
         """The projections ``names`` of ``x``, side by side: one product on packed weights (forwards
         without grad), else one per projection."""
         if self.packed is not None and not torch.is_grad_enabled():
-            weight, outputs, lora = self.packed[names[0]]
+            weight, outputs, lora, b_t = self.packed[names[0]]
             out = _packed_linear(x, weight)
-            columns = out[..., outputs:] if lora is not None else None
-            return _product(x, out[..., :outputs], lora, rows, False, columns)
+            if lora is None:
+                return out
+            # the product's last columns are x @ A of every adapter: each row keeps its own and adds them
+            # through B, in one fused multiply-add on B laid out for it
+            base = out[..., :outputs]
+            if rows is None:
+                return base
+            columns = (out[..., outputs:] * rows.gate(lora)).view(-1, b_t.shape[0])
+            return torch.addmm(base.reshape(-1, outputs), columns, b_t).view(base.shape)
         outs = [self.proj[name](x, rows) for name in names]
         return torch.cat(outs, dim=-1) if len(outs) > 1 else outs[0]
 
@@ -292,7 +306,8 @@ class Block(nn.Module):
                     bias = torch.cat([w.new_zeros(len(w)) if linear is None or linear.bias is None else linear.bias
                                       for linear, w in itertools.zip_longest(linears, weights)])
                 outputs = sum(linear.weight.shape[0] for linear in linears)
-                self.packed[names[0]] = (_pack(torch.cat(weights), bias), outputs, lora)
+                b_t = None if lora is None else lora.b.detach().T.contiguous()
+                self.packed[names[0]] = (_pack(torch.cat(weights), bias), outputs, lora, b_t)
 
 
 class Transformer(nn.Module):
@@ -409,19 +424,21 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
 
 @functools.cache
 def _onednn() -> bool:
-    """Whether this torch packs linear weights for oneDNN and its product agrees with ``F.linear``."""
+    """Whether this torch packs linear weights for oneDNN and its product of a ``[rows, tokens, in]`` input
+    agrees with ``F.linear``."""
     from llm_coop_envs.versions import in_tested_range
 
     if not in_tested_range("torch") or not torch.backends.mkldnn.is_available():
         return False
     try:
         # Fixed values, not random ones: drawing would shift a seeded run's generator.
-        weight, rows = torch.linspace(-1, 1, 32).reshape(8, 4), torch.linspace(1, -2, 12).reshape(3, 4)
+        weight, rows = torch.linspace(-1, 1, 32).reshape(8, 4), torch.linspace(1, -2, 12).reshape(3, 1, 4)
         out = torch.ops.mkldnn._linear_pointwise(rows, torch.ops.mkldnn._reorder_linear_weight(weight, None),
                                                  None, "none", [], "")
     except (AttributeError, RuntimeError, NotImplementedError):
         return False
-    return torch.allclose(out, F.linear(rows, weight), atol=1e-5)
+    expected = F.linear(rows, weight)
+    return out.shape == expected.shape and torch.allclose(out, expected, atol=1e-5)
 
 
 def _cpu_autocast() -> bool:
@@ -446,5 +463,4 @@ def _packed_linear(x: torch.Tensor, packed: tuple[torch.Tensor, torch.Tensor | N
     weight, bias, onednn = packed
     if not onednn:
         return F.linear(x, weight, bias)
-    flat = torch.ops.mkldnn._linear_pointwise(x.reshape(-1, x.shape[-1]), weight, bias, "none", [], "")
-    return flat.view(*x.shape[:-1], flat.shape[-1])
+    return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")  # [..., in] -> [..., out]

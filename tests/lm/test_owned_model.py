@@ -11,7 +11,7 @@ peft = pytest.importorskip("peft")
 
 from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 
-from llm_coop_envs.lm.load import from_transformers, peft_state_dict, unsupported  # noqa: E402
+from llm_coop_envs.lm.load import from_transformers, owned_model, peft_state_dict, unsupported  # noqa: E402
 from llm_coop_envs.lm.model import KVCache  # noqa: E402
 
 TOLERANCE = 1e-4
@@ -226,6 +226,28 @@ def test_shared_parameters_are_peft_s_own():
     assert owned.blocks[0].proj["q"].adapter(1)[0] is q.lora_A[ADAPTERS[1]].weight
     assert owned.blocks[0].proj["q"].weight is q.base_layer.weight
     assert owned.embed is tuned.get_base_model().model.embed_tokens.weight
+
+
+def test_the_kept_owned_model_follows_its_transformers_model():
+    """One owned model per transformers model, kept between calls: weights trained in place reach it as they
+    are (shared), and an adapter added or deleted builds it anew."""
+    tuned = with_adapters(tiny_llama())
+    ids, mask, positions = left_padded([5, 7])
+    first = owned_model(tuned)
+    assert owned_model(tuned) is first
+    with torch.no_grad():
+        tuned.get_submodule(_peft_path(1, "down")).lora_B[ADAPTERS[0]].weight.mul_(3.0)
+        tuned.set_adapter(ADAPTERS[0])
+        expected = reference_log_probs(tuned, ids, mask, positions)
+        got = torch.log_softmax(owned_model(tuned)(ids, mask, adapters=[0, 0]), -1)
+    assert owned_model(tuned) is first and error_on_tokens(got, expected, mask) < TOLERANCE
+    tuned.add_adapter("third", peft.LoraConfig(r=2, lora_alpha=2, target_modules=["q_proj"]))
+    grown = owned_model(tuned)
+    assert grown is not first and grown.adapter_names == [*ADAPTERS, "third"]
+    tuned.delete_adapter("third")
+    assert owned_model(tuned).adapter_names == list(ADAPTERS)
+    assert owned_model(tiny_llama()) is not owned_model(tuned)
+    assert owned_model(tiny_llama(hidden_act="gelu")) is None
 
 
 def test_gradients_through_a_shared_prompt_cache_equal_full_rows():

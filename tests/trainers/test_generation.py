@@ -69,7 +69,7 @@ def test_the_fallback_gives_the_engine_tokens(tmp_path, tiny_models, monkeypatch
 
     backend = TransformersBackend(_policies(tmp_path, tiny_models), dtype="float32")
     expected = [[c.completion_ids for c in cs] for cs in backend.generate(_requests())]
-    monkeypatch.setattr(transformers_backend, "unsupported", lambda model: "not covered (this test)")
+    monkeypatch.setattr(transformers_backend, "owned_model", lambda model: None)  # not covered (this test)
     monkeypatch.setattr(transformers_backend, "in_tested_range", lambda dist: peft_in_range or dist != "peft")
     model = backend.policies.slots["helper"].model
     ids = torch.tensor([[5, 6, 7, 8], [9, 10, 11, 12]])

@@ -23,7 +23,7 @@ from llm_coop_envs.versions import in_tested_range
 from trainers.config import SamplingConfig
 from trainers.generation.base import Completion, GenerationRequest, code_block_end, cut_at_stop, cut_reply
 from llm_coop_envs.lm.engine import Engine, Sampling
-from llm_coop_envs.lm.load import from_transformers, unsupported
+from llm_coop_envs.lm.load import owned_model
 from trainers.generation.decode import DecodeSettings, decode, stops
 from trainers.policy import Policies, pad_token_id
 
@@ -79,8 +79,9 @@ class TransformersBackend:
         decode_text = functools.partial(tokenizer.decode, skip_special_tokens=True)
         bf16 = self.dtype == "bfloat16"
         with torch.autocast(self.policies.device.type, dtype=torch.bfloat16, enabled=bf16):
-            if unsupported(model) is None:
-                owned = from_transformers(model).eval()
+            owned = owned_model(model)
+            if owned is not None:
+                owned.eval()
                 slots = [-1 if a is None else owned.adapter_names.index(a) for a in adapters]
                 new_tokens, new_logprobs = Engine(owned, packed=not bf16).sample(
                     prompts, prompt_of_row, _sampling(settings), slots, _stop_rule(settings, decode_text),
