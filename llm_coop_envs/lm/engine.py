@@ -11,11 +11,15 @@ continuations, score completions. It knows token ids only (the callers tokenize 
 * :meth:`Engine.score`: per-token log-probs of completions under the sampling distribution, with
   gradients; rows that share a prompt (a group's G replies) run the prompt once and continue copies
   of its cache.
+* :meth:`Engine.read` and :meth:`Engine.text_log_probs`: a reader's scores (the writing reward's model):
+  a source read once, then texts after it, each token's log-prob under the model's softmax, no gradients,
+  the output layer run only where a scored token is predicted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 from collections.abc import Callable, Sequence
 
@@ -53,6 +57,17 @@ class Prefilled:
     """[prompts, width]: 1 where a prompt holds a token (prompts are left-padded to the longest)."""
     last_logits: torch.Tensor
     """[prompts, vocabulary]: each prompt's prediction of its first new token."""
+
+
+@dataclasses.dataclass
+class Read:
+    """A prefix run once (:meth:`Engine.read`): its tokens, every layer's keys and values, and its last
+    position's final hidden state (which predicts the first token after it)."""
+
+    ids: list[int]
+    cache: KVCache
+    last: torch.Tensor
+    """[1, hidden]."""
 
 
 class Engine:
@@ -188,6 +203,45 @@ class Engine:
         positions = start + torch.arange(width, device=self.device)
         logits = self.model(rows[:, :-1], mask, positions, cache, adapters)
         return logits, rows[:, 1:]
+
+
+    @torch.no_grad()
+    def read(self, ids: Sequence[int]) -> Read:
+        """``ids`` run once, kept for any number of :meth:`text_log_probs` calls after it."""
+        cache = KVCache(self.model.shape, 1, None, dtype=self.model.embed.dtype, device=self.device)
+        hidden = self.model.hidden(torch.tensor([list(ids)], device=self.device), cache=cache)
+        return Read(list(ids), cache, hidden[0, -1:])
+
+    @torch.no_grad()
+    def text_log_probs(self, rows: Sequence[Sequence[int]], firsts: Sequence[int], after: Read | None = None,
+                       pad_id: int = 0) -> list[list[float]]:
+        """For each row, the log-probability (the model's softmax) of each of its tokens from index
+        ``firsts[i]`` on, given ``after``'s tokens (when given) and the row's earlier tokens. Without
+        ``after`` nothing predicts a row's first token: it is never scored. Rows run as one right-padded
+        batch, after copies of ``after``'s cache; the output layer runs only where a scored token is
+        predicted (a padded batch's full logits would take gigabytes)."""
+        lengths = [len(row) for row in rows]
+        width = max(max(lengths), 1)
+        ids = torch.tensor([list(row) + [pad_id] * (width - len(row)) for row in rows], device=self.device)
+        mask = torch.tensor([[1] * n + [0] * (width - n) for n in lengths], device=self.device)
+        cache = None
+        if after is not None:
+            cache = copy.copy(after.cache)  # the copy's select leaves the kept read's own tensors alone
+            cache.select(torch.zeros(len(rows), dtype=torch.long, device=self.device))
+            mask = torch.cat([torch.ones(len(rows), len(after.ids), dtype=mask.dtype, device=self.device), mask], 1)
+        hidden = self.model.hidden(ids, mask, cache=cache)
+        scores = []
+        for row, (length, first) in enumerate(zip(lengths, firsts)):
+            states = hidden[row, :length]
+            if after is not None:
+                states = torch.cat([after.last, states])  # states[k] now predicts the row's token k
+                start, picked = first, states[first:length]
+            else:
+                start = max(first, 1)
+                picked = states[start - 1 : length - 1]
+            logits = self.model.logits(picked).float()
+            scores.append(torch.log_softmax(logits, dim=-1).gather(-1, ids[row, start:length, None]).squeeze(-1).tolist())
+        return scores
 
 
 def _left_padded(prompts: Sequence[Sequence[int]], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:

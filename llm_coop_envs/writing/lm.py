@@ -92,6 +92,9 @@ class LanguageModel:
         self.max_batch_tokens = max_batch_tokens
         self.device = device
         self._model = self._tokenizer = None
+        self._engine = None
+        """The project's engine over the model where the owned module covers it (the default model does);
+        any other model reads through transformers' forward."""
         self._cache: collections.OrderedDict[Request, TokenScores] = collections.OrderedDict()
         self._cache_size = cache_size
         self._contexts: collections.OrderedDict[str, Any] = collections.OrderedDict()
@@ -158,6 +161,11 @@ class LanguageModel:
         else:
             self._model, self._tokenizer = self._spec
         self._model.to(self.device).eval()
+        from llm_coop_envs.lm.engine import Engine
+        from llm_coop_envs.lm.load import owned_model
+
+        owned = owned_model(self._model)
+        self._engine = None if owned is None else Engine(owned.eval(), packed=False)
 
     def _ids(self, text: str) -> list[int]:
         return self._tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -192,8 +200,9 @@ class LanguageModel:
         return [out[r] for r in requests]
 
     def _context_state(self, context: str):
-        """(context ids, its key/value cache, the hidden state at its last token), or None for no context;
-        the last few are kept, so a source is read once however many calls score texts after it."""
+        """(context ids, what was kept of reading it: the engine's :class:`~llm_coop_envs.lm.engine.Read`, or
+        transformers' cache and the hidden state at its last token), or None for no context; the last few
+        are kept, so a source is read once however many calls score texts after it."""
         import torch
 
         if context in self._contexts:
@@ -202,21 +211,35 @@ class LanguageModel:
         ids = self._context_ids(context)
         if not ids:
             return None
-        with torch.inference_mode():
-            output = self._model.base_model(input_ids=torch.tensor([ids], device=self.device), use_cache=True)
+        if self._engine is not None:
+            state = ids, self._engine.read(ids)
+        else:
+            with torch.inference_mode():
+                output = self._model.base_model(input_ids=torch.tensor([ids], device=self.device), use_cache=True)
+            state = ids, (cache_of(output), output.last_hidden_state[0, -1:])
         self.forward_tokens += len(ids)
-        state = ids, cache_of(output), output.last_hidden_state[0, -1:]
         self._contexts[context] = state
         while len(self._contexts) > self._contexts_size:
             self._contexts.popitem(last=False)
         return state
 
     def _forward_chunk(self, encoded, state) -> list[TokenScores]:
+        pad = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
+        self.forward_tokens += sum(len(p) + len(t) for p, t, _ in encoded)
+        if self._engine is not None:
+            values = self._engine.text_log_probs([p + t for p, t, _ in encoded], [len(p) for p, _, _ in encoded],
+                                                 None if state is None else state[1], pad)
+        else:
+            values = self._transformers_log_probs(encoded, state, pad)
+        return [TokenScores(tuple(v), tuple(ends[len(ends) - len(v):])) for v, (_, _, ends) in zip(values, encoded)]
+
+    def _transformers_log_probs(self, encoded, state, pad: int) -> list[list[float]]:
+        """What :meth:`~llm_coop_envs.lm.engine.Engine.text_log_probs` gives, through transformers' forward
+        (a model the owned module does not cover)."""
         import torch
 
         lengths = [len(p) + len(t) for p, t, _ in encoded]
         width = max(max(lengths), 1)
-        pad = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
         ids = torch.full((len(encoded), width), pad, dtype=torch.long)
         mask = torch.zeros((len(encoded), width), dtype=torch.long)
         for row, (prefix, text, _) in enumerate(encoded):
@@ -227,7 +250,7 @@ class LanguageModel:
             inputs["attention_mask"] = mask.to(self.device)
         else:
             # The context ran once; each chunk continues a copy of its cache, repeated for every row.
-            cache = copy.deepcopy(state[1])
+            cache = copy.deepcopy(state[1][0])
             cache.batch_repeat_interleave(len(encoded))
             seen = torch.ones((len(encoded), len(state[0])), dtype=torch.long)
             inputs.update(passing(cache), use_cache=True, attention_mask=torch.cat([seen, mask], 1).to(self.device))
@@ -243,16 +266,14 @@ class LanguageModel:
                 # state (a row without a context cannot score its first token).
                 rows = hidden[row, : lengths[row]]
                 if state is not None:
-                    rows = torch.cat([state[2], rows])  # rows[k] now predicts the row's token k
+                    rows = torch.cat([state[1][1], rows])  # rows[k] now predicts the row's token k
                     start, picked = len(prefix), rows[len(prefix) : lengths[row]]
                 else:
                     start = max(len(prefix), 1)
                     picked = rows[start - 1 : lengths[row] - 1]
                 targets = ids[row, start : lengths[row]].to(self.device)
                 logits = head(picked).float()
-                values = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1).cpu().tolist()
-                results.append(TokenScores(tuple(values), tuple(ends[len(ends) - len(values):])))
-        self.forward_tokens += sum(lengths)
+                results.append(torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1).cpu().tolist())
         return results
 
 

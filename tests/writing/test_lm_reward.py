@@ -155,6 +155,24 @@ def test_a_shared_context_scores_like_the_context_written_out(tiny_lm):
     assert copy.deepcopy(tiny_lm) is tiny_lm
 
 
+def test_the_engine_reads_as_transformers_forward_does(tiny_lm):
+    """The owned model's engine scores what transformers' forward (the fallback of other models) scores, with and
+    without a shared source; a source's kept read is not changed by the texts scored after it."""
+    context = "Write the letters a and b. Reply with many a letters and a few b letters.\n"
+    requests = [(context, "def add(x, y):", " return x + y"), (context, "A", " b c d e f"),
+                ("", "Problem 1:", " many a letters"), ("", "x", " abc def")]
+    engine = LanguageModel(tiny_lm._spec)
+    first = engine.score(requests)
+    assert engine._engine is not None  # the tiny Llama runs on the owned module
+    again = LanguageModel(tiny_lm._spec)
+    one_by_one = again.score(requests[:1]) + again.score(requests[1:2])  # the second continues the same kept read
+    fallback = LanguageModel(tiny_lm._spec)
+    fallback._load()
+    fallback._engine = None
+    for a, b in list(zip(first, [*one_by_one, *first[2:]])) + list(zip(first, fallback.score(requests))):
+        assert a.ends == b.ends and all(math.isclose(x, y, abs_tol=1e-5) for x, y in zip(a.logprobs, b.logprobs))
+
+
 def test_one_row_scores_the_first_text_after_the_source_and_the_second_after_both(tiny_lm):
     from llm_coop_envs.writing.lm import prompts
     from llm_coop_envs.writing.lm_levels import model_scores
