@@ -120,8 +120,7 @@ class Engine:
 
     def _decode(self, first: Prefilled, prompt_of_row, settings, adapters, stopped, progress):
         index = torch.tensor(list(prompt_of_row), device=self.device)
-        cache, width = first.cache, first.mask.shape[1]
-        cache.select(index)
+        cache, width = shared(first.cache, index), first.mask.shape[1]
         logits = first.last_logits[index]
         slots = None if adapters is None else torch.tensor(list(adapters), device=self.device)[index]
         # The mask of every step, allocated once: the prompt's columns, then one per new token.
@@ -193,7 +192,7 @@ class Engine:
         self.model.hidden(ids, prefix_mask, cache=cache, adapters=None if adapters is None else [s for _, s in distinct])
         order = {key: i for i, key in enumerate(distinct)}
         index = torch.tensor([order[key] for key in keys], device=self.device)
-        cache.select(index)  # index_select: gradients flow back into the shared prompt pass
+        cache = shared(cache, index)  # index_select: gradients flow back into the shared prompt pass
         width = max(max(len(c) for c in completions), 1)
         rows = torch.tensor([[p[-1], *c] + [pad_id] * (width - len(c)) for (p, _), c in zip(keys, completions)],
                             device=self.device)
@@ -226,8 +225,7 @@ class Engine:
         mask = torch.tensor([[1] * n + [0] * (width - n) for n in lengths], device=self.device)
         cache = None
         if after is not None:
-            cache = copy.copy(after.cache)  # the copy's select leaves the kept read's own tensors alone
-            cache.select(torch.zeros(len(rows), dtype=torch.long, device=self.device))
+            cache = shared(after.cache, torch.zeros(len(rows), dtype=torch.long, device=self.device))
             mask = torch.cat([torch.ones(len(rows), len(after.ids), dtype=mask.dtype, device=self.device), mask], 1)
         hidden = self.model.hidden(ids, mask, cache=cache)
         scores = []
@@ -249,6 +247,15 @@ def _left_padded(prompts: Sequence[Sequence[int]], pad_id: int, device) -> tuple
     ids = torch.tensor([[pad_id] * (width - len(p)) + list(p) for p in prompts], device=device)
     mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
     return ids, mask
+
+
+def shared(cache: KVCache, index: torch.Tensor) -> KVCache:
+    """A prompt's keys and values given to its rows: a cache whose row ``i`` is ``cache``'s row ``index[i]``.
+    The engine's one way of sharing a prefix (sampling, scoring, reading); ``cache`` itself is left as it
+    was (a reader keeps a source's cache for later calls)."""
+    copied_cache = copy.copy(cache)
+    copied_cache.select(index)  # new tensors for the copy; the original's lists are not touched
+    return copied_cache
 
 
 def length_chunks(order: list[int], lengths: list[int], budget: int) -> list[list[int]]:
