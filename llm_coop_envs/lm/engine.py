@@ -66,6 +66,7 @@ class Read:
 
     ids: list[int]
     cache: KVCache
+    """The engine's cache (a scoring model the owned module does not cover keeps transformers' own here)."""
     last: torch.Tensor
     """[1, hidden]."""
 
@@ -202,7 +203,6 @@ class Engine:
         positions = start + torch.arange(width, device=self.device)
         logits = self.model(rows[:, :-1], mask, positions, cache, adapters)
         return logits, rows[:, 1:]
-
 
     @torch.no_grad()
     def read(self, ids: Sequence[int]) -> Read:

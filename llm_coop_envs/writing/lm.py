@@ -193,17 +193,19 @@ class LanguageModel:
         for context, group in by_context.items():
             state = self._context_state(context)
             encoded = [self._encode(r) for r in group]
-            width = len(state[0]) if state else 0
+            width = len(state.ids) if state else 0
             for chunk in _chunks(encoded, self.max_batch_tokens, width):
                 for index, scores in zip(chunk, self._forward_chunk([encoded[i] for i in chunk], state)):
                     out[group[index]] = scores
         return [out[r] for r in requests]
 
     def _context_state(self, context: str):
-        """(context ids, what was kept of reading it: the engine's :class:`~llm_coop_envs.lm.engine.Read`, or
-        transformers' cache and the hidden state at its last token), or None for no context; the last few
-        are kept, so a source is read once however many calls score texts after it."""
+        """The context read once (:class:`~llm_coop_envs.lm.engine.Read`: its ids, its keys and values, the
+        hidden state at its last token), or None for no context; the last few are kept, so a source is read
+        once however many calls score texts after it."""
         import torch
+
+        from llm_coop_envs.lm.engine import Read
 
         if context in self._contexts:
             self._contexts.move_to_end(context)
@@ -212,11 +214,11 @@ class LanguageModel:
         if not ids:
             return None
         if self._engine is not None:
-            state = ids, self._engine.read(ids)
+            state = self._engine.read(ids)
         else:
             with torch.inference_mode():
                 output = self._model.base_model(input_ids=torch.tensor([ids], device=self.device), use_cache=True)
-            state = ids, (cache_of(output), output.last_hidden_state[0, -1:])
+            state = Read(ids, cache_of(output), output.last_hidden_state[0, -1:])  # transformers' cache
         self.forward_tokens += len(ids)
         self._contexts[context] = state
         while len(self._contexts) > self._contexts_size:
@@ -228,7 +230,7 @@ class LanguageModel:
         self.forward_tokens += sum(len(p) + len(t) for p, t, _ in encoded)
         if self._engine is not None:
             values = self._engine.text_log_probs([p + t for p, t, _ in encoded], [len(p) for p, _, _ in encoded],
-                                                 None if state is None else state[1], pad)
+                                                 state, pad)
         else:
             values = self._transformers_log_probs(encoded, state, pad)
         return [TokenScores(tuple(v), tuple(ends[len(ends) - len(v):])) for v, (_, _, ends) in zip(values, encoded)]
@@ -250,9 +252,9 @@ class LanguageModel:
             inputs["attention_mask"] = mask.to(self.device)
         else:
             # The context ran once; each chunk continues a copy of its cache, repeated for every row.
-            cache = copy.deepcopy(state[1][0])
+            cache = copy.deepcopy(state.cache)
             cache.batch_repeat_interleave(len(encoded))
-            seen = torch.ones((len(encoded), len(state[0])), dtype=torch.long)
+            seen = torch.ones((len(encoded), len(state.ids)), dtype=torch.long)
             inputs.update(passing(cache), use_cache=True, attention_mask=torch.cat([seen, mask], 1).to(self.device))
         with torch.inference_mode():
             # The decoder's hidden states, then the output layer only where a text token is predicted:
@@ -266,7 +268,7 @@ class LanguageModel:
                 # state (a row without a context cannot score its first token).
                 rows = hidden[row, : lengths[row]]
                 if state is not None:
-                    rows = torch.cat([state[1][1], rows])  # rows[k] now predicts the row's token k
+                    rows = torch.cat([state.last, rows])  # rows[k] now predicts the row's token k
                     start, picked = len(prefix), rows[len(prefix) : lengths[row]]
                 else:
                     start = max(len(prefix), 1)
